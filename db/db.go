@@ -1,0 +1,320 @@
+// Package db is troco's storage: SQLite through modernc.org/sqlite, one writer connection and a
+// pool of readers. All SQL lives here. Writes go through DB.Write, which batches the transactions
+// of concurrent requests into one commit (group commit) while keeping each request's writes
+// atomic through a savepoint of its own.
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"troco/server/clock"
+)
+
+// ErrNotFound is returned by finders when no row matches in the caller's scope.
+var ErrNotFound = errors.New("db: not found")
+
+// ErrConflict is returned when a write violates a uniqueness constraint.
+var ErrConflict = errors.New("db: conflict")
+
+// ErrClosed is returned by Write after Close.
+var ErrClosed = errors.New("db: closed")
+
+// maxBatch bounds how many queued transactions share one commit.
+const maxBatch = 256
+
+// DB is an open troco database.
+type DB struct {
+	path   string
+	write  *sql.DB
+	read   *sql.DB
+	clock  clock.Clock
+	queue  chan *writeReq
+	done   chan struct{}
+	closed atomic.Bool
+	mu     sync.Mutex // guards closing of queue
+}
+
+type writeReq struct {
+	ctx context.Context
+	fn  func(*Tx) error
+	err chan error
+}
+
+// Options configure Open.
+type Options struct {
+	// Schema is the contents of schema.sql.
+	Schema string
+	// Clock stamps every transaction; defaults to the real clock.
+	Clock clock.Clock
+	// Readers is the size of the read pool; defaults to 2×GOMAXPROCS.
+	Readers int
+	// Synchronous is the SQLite synchronous level in WAL mode: FULL (default, durable against
+	// power loss) or NORMAL (durable against a process crash only).
+	Synchronous string
+}
+
+// Open opens (creating if needed) the database at path, or an in-memory one for ":memory:",
+// and applies pending migrations.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Readers <= 0 {
+		opts.Readers = 2 * runtime.GOMAXPROCS(0)
+	}
+	if opts.Synchronous == "" {
+		opts.Synchronous = "FULL"
+	}
+	writeDSN, readDSN, err := dsns(path, opts.Synchronous)
+	if err != nil {
+		return nil, err
+	}
+	w, err := sql.Open("sqlite", writeDSN)
+	if err != nil {
+		return nil, fmt.Errorf("db: open writer: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("db: open %s: %w", path, err)
+	}
+	if err := migrate(ctx, w, opts.Schema); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", readDSN)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("db: open readers: %w", err)
+	}
+	r.SetMaxOpenConns(opts.Readers)
+	r.SetMaxIdleConns(opts.Readers)
+	r.SetConnMaxIdleTime(0)
+	r.SetConnMaxLifetime(0)
+	d := &DB{path: path, write: w, read: r, clock: opts.Clock, queue: make(chan *writeReq, 4096), done: make(chan struct{})}
+	go d.writer()
+	return d, nil
+}
+
+func dsns(path, synchronous string) (write, read string, err error) {
+	common := []string{"_pragma=busy_timeout(10000)", "_pragma=foreign_keys(1)", "_time_format=sqlite"}
+	if path == ":memory:" {
+		// A named memdb database is shared by every connection of this process.
+		name := fmt.Sprintf("/troco-mem-%d-%d", os.Getpid(), memSeq.Add(1))
+		base := "file:" + name + "?vfs=memdb&" + strings.Join(common, "&")
+		return base + "&_txlock=immediate", base + "&_pragma=query_only(1)", nil
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", "", fmt.Errorf("db: create directory: %w", err)
+		}
+	}
+	switch strings.ToUpper(synchronous) {
+	case "FULL", "NORMAL":
+	default:
+		return "", "", fmt.Errorf("db: synchronous must be FULL or NORMAL")
+	}
+	p := append(common, "_pragma=journal_mode(WAL)", "_pragma=synchronous("+strings.ToUpper(synchronous)+")")
+	base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + strings.Join(p, "&")
+	return base + "&_txlock=immediate", base + "&_pragma=query_only(1)", nil
+}
+
+var memSeq atomic.Int64
+
+// Close stops the writer after the queued writes and closes both pools.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.closed.Swap(true) {
+		d.mu.Unlock()
+		return nil
+	}
+	close(d.queue)
+	d.mu.Unlock()
+	<-d.done
+	errR := d.read.Close()
+	if _, err := d.write.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil && d.path != ":memory:" {
+		_ = err // best effort; the WAL is replayed on next open anyway
+	}
+	errW := d.write.Close()
+	return errors.Join(errR, errW)
+}
+
+// Clock returns the clock that stamps transactions.
+func (d *DB) Clock() clock.Clock { return d.clock }
+
+// Write runs fn in a write transaction. Concurrent calls are batched into one commit; each fn
+// runs inside its own savepoint, so an error from fn undoes only fn's writes. Write returns after
+// the commit that made fn's writes durable, or with fn's error.
+// fn must not block on anything but the database: it runs on the single writer.
+func (d *DB) Write(ctx context.Context, fn func(*Tx) error) error {
+	req := &writeReq{ctx: ctx, fn: fn, err: make(chan error, 1)}
+	d.mu.Lock()
+	if d.closed.Load() {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	d.queue <- req
+	d.mu.Unlock()
+	return <-req.err
+}
+
+func (d *DB) writer() {
+	defer close(d.done)
+	batch := make([]*writeReq, 0, maxBatch)
+	for first := range d.queue {
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-d.queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		d.commitBatch(batch)
+	}
+}
+
+func (d *DB) commitBatch(batch []*writeReq) {
+	ctx := context.Background()
+	results := make([]error, len(batch))
+	sqlTx, err := d.write.BeginTx(ctx, nil)
+	if err != nil {
+		for _, r := range batch {
+			r.err <- fmt.Errorf("db: begin: %w", err)
+		}
+		return
+	}
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			results[i] = err
+			continue
+		}
+		results[i] = runSavepoint(sqlTx, &Tx{q: sqlTx, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}, r.fn)
+	}
+	if err := sqlTx.Commit(); err != nil {
+		err = fmt.Errorf("db: commit: %w", err)
+		for i := range results {
+			results[i] = err
+		}
+	}
+	for i, r := range batch {
+		r.err <- results[i]
+	}
+}
+
+func runSavepoint(sqlTx *sql.Tx, tx *Tx, fn func(*Tx) error) (err error) {
+	if _, err := sqlTx.Exec("SAVEPOINT w"); err != nil {
+		return fmt.Errorf("db: savepoint: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("db: panic in transaction: %v", p)
+		}
+		if err != nil {
+			if _, rbErr := sqlTx.Exec("ROLLBACK TO w"); rbErr != nil {
+				err = errors.Join(err, rbErr)
+			}
+		}
+		if _, relErr := sqlTx.Exec("RELEASE w"); relErr != nil && err == nil {
+			err = fmt.Errorf("db: release savepoint: %w", relErr)
+		}
+	}()
+	return fn(tx)
+}
+
+// Read runs fn in a read-only transaction on a consistent snapshot.
+func (d *DB) Read(ctx context.Context, fn func(*Tx) error) error {
+	sqlTx, err := d.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("db: begin read: %w", err)
+	}
+	defer sqlTx.Rollback()
+	return fn(&Tx{q: sqlTx, Now: d.clock.Now().UTC().Truncate(time.Second)})
+}
+
+// Tx is one transaction. Now is the clock reading captured when it began; every timestamp the
+// transaction writes uses it.
+type Tx struct {
+	q        *sql.Tx
+	Now      time.Time
+	writable bool
+	sp       int
+}
+
+// Savepoint runs fn in a nested savepoint: an error from fn undoes only fn's writes.
+func (tx *Tx) Savepoint(fn func() error) (err error) {
+	tx.sp++
+	name := "n" + strconv.Itoa(tx.sp)
+	if _, err := tx.q.Exec("SAVEPOINT " + name); err != nil {
+		return fmt.Errorf("db: savepoint: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_, _ = tx.q.Exec("ROLLBACK TO " + name)
+		}
+		_, _ = tx.q.Exec("RELEASE " + name)
+	}()
+	return fn()
+}
+
+func (tx *Tx) now() int64 { return tx.Now.Unix() }
+
+func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
+	return tx.q.Exec(query, args...)
+}
+
+func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
+	return tx.q.QueryRow(query, args...)
+}
+
+func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
+	return tx.q.Query(query, args...)
+}
+
+// translate maps driver errors to the package's typed errors by SQLite result code.
+func translate(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("db: %s: %w", what, ErrConflict)
+		}
+	}
+	return fmt.Errorf("db: %s: %w", what, err)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

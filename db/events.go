@@ -1,0 +1,70 @@
+package db
+
+import (
+	"encoding/json"
+
+	"troco/server/domain"
+)
+
+// InsertEvent stores an event in scope; it is written in the caller's transaction so the event
+// exists exactly when the change it describes does.
+func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
+	e.ID = domain.NewID(domain.PrefixEvent)
+	e.Object = "event"
+	e.CreatedAt = domain.At(tx.Now)
+	e.Livemode = s.Livemode
+	e.Organization = s.OrgID
+	data, err := marshalJSON(e.Data)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec("INSERT INTO events (id, org_id, livemode, type, request_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, data, tx.now())
+	return translate(err, "insert event")
+}
+
+const eventCols = "id, org_id, livemode, type, request_id, data, created_at"
+
+func scanEvent(s scanner) (*domain.Event, error) {
+	var e domain.Event
+	var live int
+	var data string
+	var created int64
+	if err := s.Scan(&e.ID, &e.Organization, &live, &e.Type, &e.Request.ID, &data, &created); err != nil {
+		return nil, err
+	}
+	e.Object = "event"
+	e.Livemode = live == 1
+	e.CreatedAt = domain.Unix(created)
+	var raw struct {
+		Object             json.RawMessage `json:"object"`
+		PreviousAttributes map[string]any  `json:"previous_attributes"`
+	}
+	if err := json.Unmarshal([]byte(data), &raw); err != nil {
+		return nil, err
+	}
+	e.Data = domain.EventData{Object: raw.Object, PreviousAttributes: raw.PreviousAttributes}
+	return &e, nil
+}
+
+// FindEventByID returns an event in scope.
+func (tx *Tx) FindEventByID(s domain.Scope, id string) (*domain.Event, error) {
+	e, err := scanEvent(tx.queryRow("SELECT "+eventCols+" FROM events WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
+	return e, translate(err, "find event")
+}
+
+// EventFilter narrows ListEvents.
+type EventFilter struct {
+	Type string
+}
+
+// ListEvents pages the events of a scope, newest first.
+func (tx *Tx) ListEvents(s domain.Scope, f EventFilter, p ListParams) ([]*domain.Event, bool, error) {
+	var w filter
+	w.add("org_id = ?", s.OrgID)
+	w.add("livemode = ?", boolInt(s.Livemode))
+	if f.Type != "" {
+		w.add("type = ?", f.Type)
+	}
+	return page(tx, "events", eventCols, w, p, func(s scanner) (*domain.Event, error) { return scanEvent(s) })
+}

@@ -1,0 +1,42 @@
+package db
+
+// IdempotentResponse is a stored answer to a request that carried an Idempotency-Key.
+type IdempotentResponse struct {
+	Fingerprint string
+	Status      int
+	Body        []byte
+	CreatedAt   int64
+}
+
+// FindIdempotentResponse returns the stored response for key in scope, if any and not older than
+// notBefore (Unix seconds).
+func (tx *Tx) FindIdempotentResponse(orgID string, livemode bool, key string, notBefore int64) (*IdempotentResponse, error) {
+	var r IdempotentResponse
+	err := tx.queryRow("SELECT fingerprint, response_status, response_body, created_at FROM idempotency_keys WHERE org_id = ? AND livemode = ? AND idem_key = ? AND created_at >= ?",
+		orgID, boolInt(livemode), key, notBefore).Scan(&r.Fingerprint, &r.Status, &r.Body, &r.CreatedAt)
+	if err != nil {
+		return nil, translate(err, "find idempotency key")
+	}
+	return &r, nil
+}
+
+// StoreIdempotentResponse records the response for key. An expired row for the same key is
+// replaced; a live one makes it fail with ErrConflict (a concurrent request won).
+func (tx *Tx) StoreIdempotentResponse(orgID string, livemode bool, key string, notBefore int64, r IdempotentResponse) error {
+	if _, err := tx.exec("DELETE FROM idempotency_keys WHERE org_id = ? AND livemode = ? AND idem_key = ? AND created_at < ?", orgID, boolInt(livemode), key, notBefore); err != nil {
+		return translate(err, "expire idempotency key")
+	}
+	_, err := tx.exec("INSERT INTO idempotency_keys (org_id, livemode, idem_key, fingerprint, response_status, response_body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		orgID, boolInt(livemode), key, r.Fingerprint, r.Status, r.Body, tx.now())
+	return translate(err, "store idempotency key")
+}
+
+// DeleteExpiredIdempotencyKeys removes stored responses created before notBefore, at most limit
+// rows per call, and returns how many it removed.
+func (tx *Tx) DeleteExpiredIdempotencyKeys(notBefore int64, limit int) (int64, error) {
+	res, err := tx.exec(`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ? LIMIT ?)`, notBefore, limit)
+	if err != nil {
+		return 0, translate(err, "delete expired idempotency keys")
+	}
+	return res.RowsAffected()
+}

@@ -1,0 +1,110 @@
+package db
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ListParams is a cursor page request shared by every list endpoint (SPEC 4.10).
+type ListParams struct {
+	Limit         int
+	StartingAfter string
+	EndingBefore  string
+	Created       Range
+}
+
+// Range is a set of bounds on an integer column (Unix seconds for created_at); nil means unbounded.
+type Range struct {
+	Gte, Gt, Lte, Lt *int64
+}
+
+// filter accumulates WHERE clauses and their arguments.
+type filter struct {
+	where []string
+	args  []any
+}
+
+func (f *filter) add(clause string, args ...any) {
+	f.where = append(f.where, clause)
+	f.args = append(f.args, args...)
+}
+
+func (f *filter) rangeOn(col string, r Range) {
+	if r.Gte != nil {
+		f.add(col+" >= ?", *r.Gte)
+	}
+	if r.Gt != nil {
+		f.add(col+" > ?", *r.Gt)
+	}
+	if r.Lte != nil {
+		f.add(col+" <= ?", *r.Lte)
+	}
+	if r.Lt != nil {
+		f.add(col+" < ?", *r.Lt)
+	}
+}
+
+// page runs a newest-first cursor query over table. cols is the select list; scan reads one row.
+// The cursor object must belong to the same scope (the caller's filter includes it), otherwise
+// ErrCursorNotFound is returned. Pages are served by the (scope…, seq) indexes, never OFFSET.
+func page[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(scanner) (T, error)) ([]T, bool, error) {
+	cursor := p.StartingAfter
+	if cursor == "" {
+		cursor = p.EndingBefore
+	}
+	if cursor != "" {
+		var seq int64
+		q := fmt.Sprintf("SELECT seq FROM %s WHERE id = ? AND %s", table, strings.Join(f.where, " AND "))
+		if err := tx.queryRow(q, append([]any{cursor}, f.args...)...).Scan(&seq); err != nil {
+			if err2 := translate(err, "find cursor"); err2 == ErrNotFound {
+				return nil, false, ErrCursorNotFound
+			}
+			return nil, false, translate(err, "find cursor")
+		}
+		if p.StartingAfter != "" {
+			f.add("seq < ?", seq)
+		} else {
+			f.add("seq > ?", seq)
+		}
+	}
+	f.rangeOn("created_at", p.Created)
+	order := "DESC"
+	if p.EndingBefore != "" {
+		order = "ASC"
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY seq %s LIMIT %d", cols, table, strings.Join(f.where, " AND "), order, p.Limit+1)
+	rows, err := tx.query(q, f.args...)
+	if err != nil {
+		return nil, false, translate(err, "list "+table)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, false, translate(err, "scan "+table)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, translate(err, "list "+table)
+	}
+	more := len(out) > p.Limit
+	if more {
+		out = out[:p.Limit]
+	}
+	if p.EndingBefore != "" {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, more, nil
+}
+
+// ErrCursorNotFound is returned when starting_after or ending_before names no object in scope.
+var ErrCursorNotFound = fmt.Errorf("db: cursor object not found")
+
+// scanner is the common interface of *sql.Row and *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}

@@ -1,0 +1,359 @@
+// Package cli is troco's command line: `serve` and the administration commands of CONTRACT 1.
+// Every flag can also be given as TROCO_<FLAG> in the environment.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"troco/db"
+	"troco/server/clock"
+	"troco/server/core"
+	"troco/server/domain"
+)
+
+// Env is the process environment the CLI reads (os.Getenv in production).
+type Env struct {
+	Args   []string
+	Getenv func(string) string
+	Stdout io.Writer
+	Stderr io.Writer
+	// Schema is the contents of schema.sql.
+	Schema string
+	// Ready, when set, receives the HTTPS address once `serve` is listening (tests).
+	Ready func(addr string)
+}
+
+const usage = `troco: a payments platform for Brazil and its own sandbox.
+
+Usage:
+  troco serve [flags]                      run the HTTPS server
+  troco org create --name N [--document D] [--platform] [--connected-to plat_…] [--activation-status S]
+  troco platform configure plat_… --split-rules '<json>'
+  troco key create --org org_… --env test|live [--scopes read,write|admin|platform_admin] [--name N] [--expires-at RFC3339]
+  troco key revoke key_… [--reason R]
+  troco key list --org org_…
+
+Administration commands take --db (TROCO_DB) and --json, and work while serve runs.
+Run 'troco serve -h' for the server flags.
+`
+
+// Run executes the command line in env.Args (without the program name).
+func Run(ctx context.Context, env Env) error {
+	args := env.Args
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, usage)
+		return errors.New("no command")
+	}
+	switch cmd := strings.Join(args[:min(2, len(args))], " "); {
+	case args[0] == "serve":
+		return serve(ctx, env, args[1:])
+	case cmd == "org create":
+		return orgCreate(ctx, env, args[2:])
+	case cmd == "platform configure":
+		return platformConfigure(ctx, env, args[2:])
+	case cmd == "key create":
+		return keyCreate(ctx, env, args[2:])
+	case cmd == "key revoke":
+		return keyRevoke(ctx, env, args[2:])
+	case cmd == "key list":
+		return keyList(ctx, env, args[2:])
+	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
+		fmt.Fprint(env.Stdout, usage)
+		return nil
+	}
+	fmt.Fprint(env.Stderr, usage)
+	return fmt.Errorf("unknown command %q", strings.Join(args, " "))
+}
+
+// flagSet makes a FlagSet whose defaults come from TROCO_<FLAG> when set.
+type flagSet struct {
+	*flag.FlagSet
+	env Env
+}
+
+func newFlags(env Env, name string) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	return &flagSet{FlagSet: fs, env: env}
+}
+
+func envName(flagName string) string {
+	return "TROCO_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func (f *flagSet) str(name, def, help string) *string {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		def = v
+	}
+	return f.String(name, def, help+" ("+envName(name)+")")
+}
+
+func (f *flagSet) boolean(name string, def bool, help string) *bool {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		def = v == "1" || strings.EqualFold(v, "true") || strings.EqualFold(v, "on") || strings.EqualFold(v, "yes")
+	}
+	return f.Bool(name, def, help+" ("+envName(name)+")")
+}
+
+func (f *flagSet) duration(name string, def time.Duration, help string) *time.Duration {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			def = d
+		}
+	}
+	return f.Duration(name, def, help+" ("+envName(name)+")")
+}
+
+// parse parses args, allowing flags after positional arguments, and returns the positionals.
+func (f *flagSet) parse(args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := f.Parse(args); err != nil {
+			return nil, err
+		}
+		args = f.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+const defaultDB = "./troco-data/troco.db"
+
+// openAdmin opens the database for an administration command.
+func openAdmin(ctx context.Context, env Env, path string) (*db.DB, error) {
+	return db.Open(ctx, path, db.Options{Schema: env.Schema, Clock: clock.Real{}, Readers: 1})
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// explain turns a domain error into a one-line CLI error.
+func explain(err error) error {
+	if e, ok := domain.AsError(err); ok {
+		if e.Param != "" {
+			return fmt.Errorf("%s (%s): %s", e.Code, e.Param, e.Message)
+		}
+		return fmt.Errorf("%s: %s", e.Code, e.Message)
+	}
+	return err
+}
+
+func orgCreate(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "org create")
+	dbPath := fs.str("db", defaultDB, "SQLite file")
+	name := fs.String("name", "", "organization name (required)")
+	doc := fs.String("document", "", "CPF or CNPJ (digits; alphanumeric CNPJ allowed)")
+	platform := fs.Bool("platform", false, "make the organization a platform (gets a plat_ id)")
+	connected := fs.String("connected-to", "", "plat_… of the platform that orchestrates this organization")
+	status := fs.String("activation-status", "", "not_submitted (default), in_review, active or disabled")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := fs.parse(args); err != nil {
+		return err
+	}
+	d, err := openAdmin(ctx, env, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var org *domain.Organization
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		org, err = core.CreateOrganization(tx, core.OrganizationInput{Name: *name, Document: *doc, Platform: *platform, ConnectedTo: *connected, ActivationStatus: *status})
+		return err
+	})
+	if err != nil {
+		return explain(err)
+	}
+	if *asJSON {
+		return printJSON(env.Stdout, org)
+	}
+	fmt.Fprintf(env.Stdout, "organization %s (%s)\n", org.ID, org.ActivationStatus)
+	if org.Platform != nil {
+		fmt.Fprintf(env.Stdout, "platform %s\n", *org.Platform)
+	}
+	return nil
+}
+
+func platformConfigure(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "platform configure")
+	dbPath := fs.str("db", defaultDB, "SQLite file")
+	rules := fs.String("split-rules", "", "split rules as a JSON object (required)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || !strings.HasPrefix(pos[0], domain.PrefixPlatform) {
+		return errors.New("usage: troco platform configure plat_… --split-rules '<json>'")
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(*rules), &obj); err != nil {
+		return fmt.Errorf("--split-rules must be a JSON object: %v", err)
+	}
+	compact, _ := json.Marshal(obj)
+	d, err := openAdmin(ctx, env, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var org *domain.Organization
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		if err := tx.ConfigureSplitRules(pos[0], string(compact)); err != nil {
+			if errors.Is(err, db.ErrNotFound) {
+				return fmt.Errorf("no such platform: %s", pos[0])
+			}
+			return err
+		}
+		org, err = tx.FindOrganizationByPlatformID(pos[0])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env.Stdout, map[string]any{"platform": pos[0], "organization": org.ID, "split_rules_configured": true, "split_rules": obj, "active": org.PlatformActive()})
+	}
+	fmt.Fprintf(env.Stdout, "platform %s: split rules configured (active: %v)\n", pos[0], org.PlatformActive())
+	return nil
+}
+
+func keyCreate(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "key create")
+	dbPath := fs.str("db", defaultDB, "SQLite file")
+	org := fs.String("org", "", "org_… that owns the key (required)")
+	envFlag := fs.String("env", "live", "test or live")
+	scopes := fs.String("scopes", "read,write", "read,write | admin | platform_admin")
+	name := fs.String("name", "", "a name to recognise the key")
+	expires := fs.String("expires-at", "", "optional RFC 3339 expiry in the future")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := fs.parse(args); err != nil {
+		return err
+	}
+	if *org == "" {
+		return errors.New("--org is required")
+	}
+	if *envFlag != "test" && *envFlag != "live" {
+		return errors.New("--env must be test or live")
+	}
+	var exp time.Time
+	if *expires != "" {
+		t, err := domain.ParseTimestamp(*expires)
+		if err != nil {
+			return fmt.Errorf("--expires-at: %v", err)
+		}
+		exp = t
+	}
+	d, err := openAdmin(ctx, env, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var k *domain.APIKey
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		k, err = core.CreateAPIKey(tx, core.APIKeyInput{OrgID: *org, Livemode: *envFlag == "live", Scopes: strings.Split(*scopes, ","), Name: *name, ExpiresAt: exp})
+		return err
+	})
+	if err != nil {
+		return explain(err)
+	}
+	if *asJSON {
+		return printJSON(env.Stdout, k)
+	}
+	fmt.Fprintf(env.Stdout, "key %s (%s, %s)\ntoken (shown once): %s\n", k.ID, k.Environment, strings.Join(k.Scopes, ","), k.Token)
+	return nil
+}
+
+func keyRevoke(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "key revoke")
+	dbPath := fs.str("db", defaultDB, "SQLite file")
+	reason := fs.String("reason", "", "why the key is revoked")
+	by := fs.String("by", "", "who revokes it (default: $USER)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errors.New("usage: troco key revoke key_… [--reason R]")
+	}
+	who := *by
+	if who == "" {
+		who = "cli:" + env.Getenv("USER")
+		if who == "cli:" {
+			who = "cli"
+		}
+	}
+	d, err := openAdmin(ctx, env, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var k *domain.APIKey
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		k, err = core.RevokeAPIKey(tx, pos[0], who, *reason)
+		return err
+	})
+	if err != nil {
+		return explain(err)
+	}
+	if *asJSON {
+		return printJSON(env.Stdout, k)
+	}
+	fmt.Fprintf(env.Stdout, "key %s revoked at %s\n", k.ID, k.RevokedAt.Format(domain.TimeLayout))
+	return nil
+}
+
+func keyList(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "key list")
+	dbPath := fs.str("db", defaultDB, "SQLite file")
+	org := fs.String("org", "", "org_… whose keys to list (required)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := fs.parse(args); err != nil {
+		return err
+	}
+	if *org == "" {
+		return errors.New("--org is required")
+	}
+	d, err := openAdmin(ctx, env, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var keys []*domain.APIKey
+	err = d.Read(ctx, func(tx *db.Tx) error {
+		if _, err := tx.FindOrganizationByID(*org); err != nil {
+			if errors.Is(err, db.ErrNotFound) {
+				return fmt.Errorf("no such organization: %s", *org)
+			}
+			return err
+		}
+		keys, err = tx.ListAPIKeys(*org)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env.Stdout, domain.NewList("", keys, false).Data)
+	}
+	for _, k := range keys {
+		state := "active"
+		if !k.RevokedAt.IsZero() {
+			state = "revoked"
+		}
+		fmt.Fprintf(env.Stdout, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Environment, strings.Join(k.Scopes, ","), state, k.TokenHint, k.Name)
+	}
+	return nil
+}

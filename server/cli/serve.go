@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/acme/autocert"
+
+	"troco/db"
+	"troco/server"
+	"troco/server/clock"
+	"troco/server/core"
+	"troco/server/domain"
+	"troco/server/jobs"
+	"troco/server/tlsutil"
+)
+
+// serveConfig is the parsed configuration of `troco serve`.
+type serveConfig struct {
+	addr, dbPath, dataDir, baseURL string
+	tlsCert, tlsKey, autocert      string
+	httpAddr, sandboxKey           string
+	simDelay                       time.Duration
+	allowTimeTravel                bool
+	rateLimit                      string
+	allowPrivateWebhooks           bool
+	dbSync                         string
+	logFormat                      string
+}
+
+func parseServe(env Env, args []string) (*serveConfig, error) {
+	fs := newFlags(env, "serve")
+	c := &serveConfig{}
+	addr := fs.str("addr", "127.0.0.1:8443", "HTTPS listen address")
+	dbPath := fs.str("db", defaultDB, "SQLite file (:memory: for a throwaway instance)")
+	dataDir := fs.str("data-dir", "./troco-data", "certificates and other local state")
+	baseURL := fs.str("base-url", "", "prefix of every URL the API returns (default https://localhost:<port>)")
+	tlsCert := fs.str("tls-cert", "", "PEM certificate chain")
+	tlsKey := fs.str("tls-key", "", "PEM private key")
+	auto := fs.str("autocert", "", "comma-separated domain(s) for ACME certificates")
+	httpAddr := fs.str("http-addr", "", "optional plain-HTTP listener: API paths answer 403 https_required, pages redirect to HTTPS")
+	sandboxKey := fs.str("sandbox-key", "", "register this exact ch_test_… token for the bootstrap organization")
+	simDelay := fs.duration("sim-delay", 3*time.Minute, "delay of simulated delayed PIX/boleto settlement and sandbox activation review")
+	timeTravel := fs.boolean("allow-time-travel", false, "enable POST /v1/test-helpers/advance-clock")
+	rate := fs.str("rate-limit", "on", "on or off: /v1 rate limiting")
+	private := fs.boolean("allow-private-webhooks", false, "allow live webhook endpoints on loopback and private ranges")
+	sync := fs.str("db-sync", "FULL", "SQLite synchronous level: FULL (durable against power loss) or NORMAL")
+	logFormat := fs.str("log-format", "text", "text or json request logs on stderr")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) > 0 {
+		return nil, fmt.Errorf("serve takes no arguments; got %q", pos)
+	}
+	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
+		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat}
+	if c.rateLimit != "on" && c.rateLimit != "off" {
+		return nil, errors.New("--rate-limit must be on or off")
+	}
+	if c.simDelay <= 0 {
+		return nil, errors.New("--sim-delay must be positive")
+	}
+	if c.sandboxKey != "" {
+		if live, err := domain.ParseToken(c.sandboxKey); err != nil || live {
+			return nil, errors.New("--sandbox-key must be a ch_test_ token: ch_test_ followed by 43 base64url characters")
+		}
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if c.autocert != "" && c.tlsCert != "" {
+		return nil, errors.New("--autocert and --tls-cert are mutually exclusive")
+	}
+	return c, nil
+}
+
+func serve(ctx context.Context, env Env, args []string) error {
+	cfg, err := parseServe(env, args)
+	if err != nil {
+		return err
+	}
+	var handler slog.Handler = slog.NewTextHandler(env.Stderr, nil)
+	if cfg.logFormat == "json" {
+		handler = slog.NewJSONHandler(env.Stderr, nil)
+	}
+	log := slog.New(handler)
+
+	clk := clock.NewOffset(clock.Real{}, 0)
+	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	var org *domain.Organization
+	var bootKey *domain.APIKey
+	err = store.Write(ctx, func(tx *db.Tx) error {
+		if v, ok, err := tx.GetSetting(server.ClockOffsetSetting); err != nil {
+			return err
+		} else if ok && cfg.allowTimeTravel {
+			if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+				clk.Advance(time.Duration(secs) * time.Second)
+			}
+		}
+		org, bootKey, err = core.Bootstrap(tx, cfg.sandboxKey)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", explain(err))
+	}
+
+	tlsConfig, caPath, acme, err := cfg.tlsConfig(clk.Now())
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.addr, err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if cfg.baseURL == "" {
+		host := "localhost"
+		if cfg.autocert != "" {
+			host = strings.Split(cfg.autocert, ",")[0]
+		}
+		cfg.baseURL = fmt.Sprintf("https://%s:%d", host, port)
+		if cfg.autocert != "" && port == 443 {
+			cfg.baseURL = "https://" + host
+		}
+	}
+
+	runner := jobs.NewRunner(clk, log)
+	registerJobs(runner, store)
+	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, BaseURL: cfg.baseURL,
+		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay})
+
+	httpsServer := &http.Server{
+		Handler:           srv,
+		TLSConfig:         tlsConfig,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
+	}
+	var plain *http.Server
+	if cfg.httpAddr != "" {
+		var h http.Handler = httpsRequired(cfg.baseURL)
+		if acme != nil {
+			h = acme.HTTPHandler(h)
+		}
+		plain = &http.Server{Addr: cfg.httpAddr, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second}
+	}
+
+	printBanner(env, cfg, org, bootKey, caPath)
+	runner.Start()
+	defer runner.Stop()
+
+	errc := make(chan error, 2)
+	go func() { errc <- httpsServer.Serve(tls.NewListener(ln, tlsConfig)) }()
+	if plain != nil {
+		go func() { errc <- plain.ListenAndServe() }()
+	}
+	if env.Ready != nil {
+		env.Ready(ln.Addr().String())
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing in-flight requests")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err = httpsServer.Shutdown(shutdownCtx)
+	if plain != nil {
+		err = errors.Join(err, plain.Shutdown(shutdownCtx))
+	}
+	return err
+}
+
+// tlsConfig chooses the certificate source: PEM files, ACME, or the generated local CA.
+func (c *serveConfig) tlsConfig(now time.Time) (*tls.Config, string, *autocert.Manager, error) {
+	switch {
+	case c.tlsCert != "":
+		cert, err := tlsutil.Load(c.tlsCert, c.tlsKey)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return tlsutil.ServerConfig(cert), "", nil, nil
+	case c.autocert != "":
+		domains := strings.Split(c.autocert, ",")
+		m := &autocert.Manager{Prompt: autocert.AcceptTOS, HostPolicy: autocert.HostWhitelist(domains...), Cache: autocert.DirCache(c.dataDir + "/autocert")}
+		tc := m.TLSConfig()
+		tc.MinVersion = tls.VersionTLS12
+		return tc, "", m, nil
+	}
+	host, _, _ := net.SplitHostPort(c.addr)
+	lc, err := tlsutil.EnsureLocal(c.dataDir, now, host)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	cert, err := tlsutil.Load(lc.CertPath, lc.KeyPath)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return tlsutil.ServerConfig(cert), lc.CAPath, nil, nil
+}
+
+// httpsRequired answers the optional plain-HTTP listener: API paths get 403 https_required and
+// everything else is redirected to HTTPS.
+func httpsRequired(baseURL string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1") || strings.HasPrefix(r.URL.Path, "/api") {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, `{"error":{"type":"invalid_request_error","code":"%s","message":"All requests must use HTTPS: %s"}}`+"\n", domain.CodeHTTPSRequired, baseURL)
+			return
+		}
+		http.Redirect(w, r, baseURL+r.URL.RequestURI(), http.StatusMovedPermanently)
+	})
+}
+
+func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domain.APIKey, caPath string) {
+	w := env.Stdout
+	fmt.Fprintf(w, "troco listening on %s\n", cfg.baseURL)
+	if caPath != "" {
+		fmt.Fprintf(w, "local CA certificate: %s (use: curl --cacert %s ...)\n", caPath, caPath)
+	}
+	if org != nil {
+		fmt.Fprintf(w, "bootstrap organization: %s (%s)\n", org.ID, org.ActivationStatus)
+	}
+	if key == nil {
+		return
+	}
+	if cfg.sandboxKey != "" {
+		fmt.Fprintf(w, "sandbox key registered from --sandbox-key: %s\n", key.ID)
+		return
+	}
+	cacert := ""
+	if caPath != "" {
+		cacert = "--cacert " + caPath + " "
+	}
+	fmt.Fprintf(w, "test API key (shown once, store it now): %s\n", key.Token)
+	fmt.Fprintf(w, "try:\n  curl %s%s/v1/customers -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"email\":\"ana@example.com\"}'\n", cacert, cfg.baseURL, key.Token)
+}
+
+// registerJobs adds the background jobs of the foundation.
+func registerJobs(r *jobs.Runner, store *db.DB) {
+	r.Add(jobs.Job{Name: "expire-idempotency-keys", Every: time.Minute, Run: func(ctx context.Context, now time.Time) error {
+		return store.Write(ctx, func(tx *db.Tx) error {
+			_, err := tx.DeleteExpiredIdempotencyKeys(now.Add(-24*time.Hour).Unix(), 5000)
+			return err
+		})
+	}})
+}

@@ -1,0 +1,330 @@
+package core
+
+import (
+	"slices"
+
+	"troco/db"
+	"troco/server/domain"
+)
+
+// ProductParams is the body of product create and update.
+type ProductParams struct {
+	Name             domain.Opt[string]            `json:"name"`
+	Description      domain.Opt[string]            `json:"description"`
+	ImageURL         domain.Opt[string]            `json:"image_url"`
+	IsActive         domain.Opt[bool]              `json:"is_active"`
+	IsTaxApplicable  domain.Opt[bool]              `json:"is_tax_applicable"`
+	DefaultPrice     domain.Opt[string]            `json:"default_price"`
+	DefaultPriceData *PriceData                    `json:"default_price_data"`
+	Metadata         domain.Opt[map[string]string] `json:"metadata"`
+}
+
+// PriceData creates a price together with its product.
+type PriceData struct {
+	UnitAmount  *int64            `json:"unit_amount"`
+	Currency    string            `json:"currency"`
+	Recurring   *domain.Recurring `json:"recurring"`
+	TaxBehavior string            `json:"tax_behavior"`
+	Name        *string           `json:"name"`
+}
+
+func (p *ProductParams) apply(pr *domain.Product) error {
+	if p.Name.Set {
+		if p.Name.Null || p.Name.V == "" {
+			return domain.Invalid("name", "name cannot be empty.")
+		}
+		if err := domain.ValidateText("name", p.Name.V, 250); err != nil {
+			return err
+		}
+		pr.Name = p.Name.V
+	}
+	if err := applyText(&pr.Description, p.Description, "description", 5000); err != nil {
+		return err
+	}
+	if p.ImageURL.Set && !p.ImageURL.Null && p.ImageURL.V != "" {
+		if err := domain.ValidateURL("image_url", p.ImageURL.V, 2048); err != nil {
+			return err
+		}
+	}
+	if err := applyText(&pr.ImageURL, p.ImageURL, "image_url", 2048); err != nil {
+		return err
+	}
+	if v, ok := p.IsActive.Value(); ok {
+		pr.IsActive = v
+	} else if p.IsActive.Null {
+		return domain.Invalid("is_active", "is_active must be a boolean.")
+	}
+	if v, ok := p.IsTaxApplicable.Value(); ok {
+		pr.IsTaxApplicable = v
+	} else if p.IsTaxApplicable.Null {
+		return domain.Invalid("is_tax_applicable", "is_tax_applicable must be a boolean.")
+	}
+	if p.Metadata.Set {
+		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
+			return err
+		}
+		pr.Metadata = domain.MergeMetadata(pr.Metadata, p.Metadata.V)
+		if err := domain.ValidateMetadata(pr.Metadata); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateProduct creates a product (and its default price when default_price_data is given).
+func CreateProduct(tx *db.Tx, a domain.Actor, p ProductParams) (*domain.Product, error) {
+	if !p.Name.Set || p.Name.Null {
+		return nil, domain.Missing("name")
+	}
+	if p.DefaultPrice.Set {
+		return nil, domain.Invalid("default_price", "default_price can only be set on update; use default_price_data to create a price with the product.")
+	}
+	pr := &domain.Product{IsActive: true, Metadata: domain.Metadata{}, Prices: []domain.Price{}}
+	if err := p.apply(pr); err != nil {
+		return nil, err
+	}
+	var price *domain.Price
+	if d := p.DefaultPriceData; d != nil {
+		var err error
+		if price, err = newPrice("default_price_data", PriceParams{UnitAmount: d.UnitAmount, Currency: d.Currency, Recurring: d.Recurring, TaxBehavior: d.TaxBehavior, Name: d.Name}); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.CreateProduct(a.Scope, pr); err != nil {
+		return nil, err
+	}
+	if price != nil {
+		price.Product = pr.ID
+		if err := tx.CreatePrice(a.Scope, price); err != nil {
+			return nil, err
+		}
+		pr.DefaultPrice = &price.ID
+		if err := tx.UpdateProduct(a.Scope, pr); err != nil {
+			return nil, err
+		}
+		pr.Prices = []domain.Price{*price}
+	}
+	if err := emit(tx, a, "product.created", pr, nil); err != nil {
+		return nil, err
+	}
+	if price != nil {
+		if err := emit(tx, a, "price.created", price, nil); err != nil {
+			return nil, err
+		}
+	}
+	return pr, nil
+}
+
+// GetProduct returns a product with its prices.
+func GetProduct(tx *db.Tx, s domain.Scope, id string) (*domain.Product, error) {
+	p, err := tx.FindProductByID(s, id)
+	return p, notFound(err, "id", "product", id)
+}
+
+// UpdateProduct applies p and emits product.updated.
+func UpdateProduct(tx *db.Tx, a domain.Actor, id string, p ProductParams) (*domain.Product, error) {
+	pr, err := GetProduct(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.DefaultPriceData != nil {
+		return nil, domain.Invalid("default_price_data", "default_price_data can only be used when creating a product.")
+	}
+	before := *pr
+	if err := p.apply(pr); err != nil {
+		return nil, err
+	}
+	if p.DefaultPrice.Set {
+		if p.DefaultPrice.Null || p.DefaultPrice.V == "" {
+			pr.DefaultPrice = nil
+		} else {
+			price, err := tx.FindPriceByID(a.Scope, p.DefaultPrice.V)
+			if err != nil {
+				return nil, notFound(err, "default_price", "price", p.DefaultPrice.V)
+			}
+			if price.Product != pr.ID {
+				return nil, domain.Invalid("default_price", "price %s belongs to another product.", price.ID)
+			}
+			pr.DefaultPrice = &price.ID
+		}
+	}
+	if err := tx.UpdateProduct(a.Scope, pr); err != nil {
+		return nil, err
+	}
+	return pr, emit(tx, a, "product.updated", pr, &before)
+}
+
+// DeleteProduct deletes a product that has no prices left (409 otherwise).
+func DeleteProduct(tx *db.Tx, a domain.Actor, id string) (*domain.Deleted, error) {
+	pr, err := GetProduct(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(pr.Prices) > 0 {
+		return nil, domain.Conflict(domain.CodeResourceStateConflict, "This product cannot be deleted because it has %d price(s); delete or archive them first, or set is_active to false.", len(pr.Prices))
+	}
+	if err := tx.DeleteProduct(a.Scope, id); err != nil {
+		return nil, err
+	}
+	return &domain.Deleted{ID: id, Object: "product", Deleted: true}, emit(tx, a, "product.deleted", pr, nil)
+}
+
+// PriceParams is the body of price create and update.
+type PriceParams struct {
+	Product     string                        `json:"product"`
+	UnitAmount  *int64                        `json:"unit_amount"`
+	Currency    string                        `json:"currency"`
+	Recurring   *domain.Recurring             `json:"recurring"`
+	TaxBehavior string                        `json:"tax_behavior"`
+	Name        *string                       `json:"name"`
+	IsActive    *bool                         `json:"is_active"`
+	Metadata    domain.Opt[map[string]string] `json:"metadata"`
+}
+
+func newPrice(param string, p PriceParams) (*domain.Price, error) {
+	prefix := func(f string) string {
+		if param == "" {
+			return f
+		}
+		return param + "[" + f + "]"
+	}
+	if p.UnitAmount == nil {
+		return nil, domain.Missing(prefix("unit_amount"))
+	}
+	if err := domain.ValidateAmount(prefix("unit_amount"), *p.UnitAmount, 0); err != nil {
+		return nil, err
+	}
+	cur, err := domain.ValidateCurrency(prefix("currency"), p.Currency)
+	if err != nil {
+		return nil, err
+	}
+	price := &domain.Price{Currency: cur, UnitAmount: *p.UnitAmount, Type: domain.PriceOneTime, TaxBehavior: "unspecified", IsActive: true, Name: p.Name, Metadata: domain.Metadata{}}
+	if p.Name != nil {
+		if err := domain.ValidateText(prefix("name"), *p.Name, 250); err != nil {
+			return nil, err
+		}
+	}
+	if p.Recurring != nil {
+		r := *p.Recurring
+		if err := r.Validate(prefix("recurring")); err != nil {
+			return nil, err
+		}
+		price.Recurring, price.Type = &r, domain.PriceRecurring
+	}
+	if p.TaxBehavior != "" {
+		if !slices.Contains(domain.TaxBehaviors, p.TaxBehavior) {
+			return nil, domain.Invalid(prefix("tax_behavior"), "tax_behavior must be unspecified, inclusive or exclusive.")
+		}
+		price.TaxBehavior = p.TaxBehavior
+	}
+	if p.IsActive != nil {
+		price.IsActive = *p.IsActive
+	}
+	if p.Metadata.Set {
+		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
+			return nil, err
+		}
+		price.Metadata = domain.MergeMetadata(nil, p.Metadata.V)
+	}
+	return price, nil
+}
+
+// CreatePrice creates a price for an existing product of the scope and emits price.created.
+func CreatePrice(tx *db.Tx, a domain.Actor, p PriceParams) (*domain.Price, error) {
+	if p.Product == "" {
+		return nil, domain.Missing("product")
+	}
+	price, err := newPrice("", p)
+	if err != nil {
+		return nil, err
+	}
+	prod, err := tx.FindProductByID(a.Scope, p.Product)
+	if err != nil {
+		return nil, notFound(err, "product", "product", p.Product)
+	}
+	price.Product = prod.ID
+	if err := tx.CreatePrice(a.Scope, price); err != nil {
+		return nil, err
+	}
+	if prod.DefaultPrice == nil {
+		before := *prod
+		prod.DefaultPrice = &price.ID
+		if err := tx.UpdateProduct(a.Scope, prod); err != nil {
+			return nil, err
+		}
+		prod.Prices = append(prod.Prices, *price)
+		if err := emit(tx, a, "product.updated", prod, &before); err != nil {
+			return nil, err
+		}
+	}
+	return price, emit(tx, a, "price.created", price, nil)
+}
+
+// GetPrice returns a price of the scope.
+func GetPrice(tx *db.Tx, s domain.Scope, id string) (*domain.Price, error) {
+	p, err := tx.FindPriceByID(s, id)
+	return p, notFound(err, "id", "price", id)
+}
+
+// UpdatePrice changes the mutable fields of a price (name, is_active, tax_behavior while
+// unspecified, metadata); amounts and recurrence are immutable, as on Stripe.
+func UpdatePrice(tx *db.Tx, a domain.Actor, id string, p PriceParams) (*domain.Price, error) {
+	price, err := GetPrice(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case p.Product != "":
+		return nil, domain.Invalid("product", "a price's product cannot be changed.")
+	case p.UnitAmount != nil:
+		return nil, domain.Invalid("unit_amount", "a price's unit_amount cannot be changed; create a new price.")
+	case p.Currency != "":
+		return nil, domain.Invalid("currency", "a price's currency cannot be changed.")
+	case p.Recurring != nil:
+		return nil, domain.Invalid("recurring", "a price's recurrence cannot be changed; create a new price.")
+	}
+	before := *price
+	if p.Name != nil {
+		if err := domain.ValidateText("name", *p.Name, 250); err != nil {
+			return nil, err
+		}
+		price.Name = p.Name
+	}
+	if p.IsActive != nil {
+		price.IsActive = *p.IsActive
+	}
+	if p.TaxBehavior != "" && p.TaxBehavior != price.TaxBehavior {
+		if !slices.Contains(domain.TaxBehaviors, p.TaxBehavior) {
+			return nil, domain.Invalid("tax_behavior", "tax_behavior must be unspecified, inclusive or exclusive.")
+		}
+		if price.TaxBehavior != "unspecified" {
+			return nil, domain.Invalid("tax_behavior", "tax_behavior can only be set once, while it is unspecified.")
+		}
+		price.TaxBehavior = p.TaxBehavior
+	}
+	if p.Metadata.Set {
+		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
+			return nil, err
+		}
+		price.Metadata = domain.MergeMetadata(price.Metadata, p.Metadata.V)
+		if err := domain.ValidateMetadata(price.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.UpdatePrice(a.Scope, price); err != nil {
+		return nil, err
+	}
+	return price, emit(tx, a, "price.updated", price, &before)
+}
+
+// DeletePrice deletes a price and emits price.deleted.
+func DeletePrice(tx *db.Tx, a domain.Actor, id string) (*domain.Deleted, error) {
+	price, err := GetPrice(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.DeletePrice(a.Scope, id); err != nil {
+		return nil, err
+	}
+	return &domain.Deleted{ID: id, Object: "price", Deleted: true}, emit(tx, a, "price.deleted", price, nil)
+}

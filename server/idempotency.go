@@ -1,0 +1,156 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"troco/db"
+	"troco/server/domain"
+)
+
+// Idempotency of SPEC 8 rule 1: a key is unique per organization and environment, retained 24 h;
+// its first response is stored (except 5xx, 409, 425, 429) and replayed for the same body.
+const (
+	idempotencyTTL    = 24 * time.Hour
+	maxIdempotencyKey = 255
+)
+
+// idemState travels in the request context of a request that carries an Idempotency-Key.
+type idemState struct {
+	scope       domain.Scope
+	key         string
+	fingerprint string
+	stored      bool // the response was stored inside the request's own write transaction
+}
+
+// inflight guards against concurrent duplicates within this process; across replicas the
+// primary key of idempotency_keys decides (the later commit rolls back whole).
+type inflight struct {
+	mu sync.Mutex
+	m  map[string]struct{}
+}
+
+func (f *inflight) acquire(k string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, busy := f.m[k]; busy {
+		return false
+	}
+	f.m[k] = struct{}{}
+	return true
+}
+
+func (f *inflight) release(k string) {
+	f.mu.Lock()
+	delete(f.m, k)
+	f.mu.Unlock()
+}
+
+func storable(status int) bool {
+	return status < 500 && status != http.StatusConflict && status != 425 && status != http.StatusTooManyRequests
+}
+
+var errIdempotencyRace = &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyInProgress, Message: "Another request with this Idempotency-Key completed first; retry to receive its response."}
+
+// withIdempotency wraps a POST or DELETE handler of an authenticated route.
+func (s *Server) withIdempotency(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vals := r.Header.Values("Idempotency-Key")
+		if len(vals) == 0 || (r.Method != http.MethodPost && r.Method != http.MethodDelete) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key := vals[0]
+		if len(vals) > 1 || key == "" || len(key) > maxIdempotencyKey {
+			s.writeError(w, r, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyKeyInvalid, Param: "Idempotency-Key",
+				Message: "The Idempotency-Key header must be 1 to 255 characters."})
+			return
+		}
+		body, err := s.readBody(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		a := authFrom(r.Context())
+		sum := sha256.New()
+		sum.Write([]byte(r.Method + " " + r.URL.Path + "\n"))
+		sum.Write(body)
+		st := &idemState{scope: a.Actor.Scope, key: key, fingerprint: hex.EncodeToString(sum.Sum(nil))}
+
+		now := s.cfg.Clock.Now()
+		notBefore := now.Add(-idempotencyTTL).Unix()
+		var prior *db.IdempotentResponse
+		err = s.db.Read(r.Context(), func(tx *db.Tx) error {
+			var err error
+			prior, err = tx.FindIdempotentResponse(st.scope.OrgID, st.scope.Livemode, key, notBefore)
+			return err
+		})
+		switch {
+		case err == nil:
+			if prior.Fingerprint != st.fingerprint {
+				s.writeError(w, r, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyKeyReused, Param: "Idempotency-Key",
+					Message: "This Idempotency-Key was already used with a different request body or endpoint."})
+				return
+			}
+			w.Header().Set("Idempotent-Replayed", "true")
+			writeRaw(w, prior.Status, bytes.TrimSuffix(prior.Body, []byte("\n")))
+			return
+		case !errors.Is(err, db.ErrNotFound):
+			s.writeError(w, r, err)
+			return
+		}
+
+		slot := st.scope.OrgID + "|" + boolStr(st.scope.Livemode) + "|" + key
+		if !s.idem.acquire(slot) {
+			s.writeError(w, r, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyInProgress, Param: "Idempotency-Key",
+				Message: "A request with this Idempotency-Key is still being processed; retry later."})
+			return
+		}
+		defer s.idem.release(slot)
+
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), ctxIdem, st)))
+		if st.stored || !storable(rec.status) || rec.body.Len() == 0 {
+			return
+		}
+		// Responses produced without a write transaction (validation errors, 404s) are stored now.
+		_ = s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
+			return tx.StoreIdempotentResponse(st.scope.OrgID, st.scope.Livemode, key, tx.Now.Add(-idempotencyTTL).Unix(),
+				db.IdempotentResponse{Fingerprint: st.fingerprint, Status: rec.status, Body: rec.body.Bytes()})
+		})
+	})
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// recorder passes a response through while keeping a copy of its status and body.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"troco/server/domain"
+)
+
+// statusWriter remembers the status for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status     int
+	keyIDValue string // set by the auth step for the log line
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe gives every request a Request-Id, recovers panics and writes one structured log line
+// (never a token or a body).
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := domain.NewID(domain.PrefixRequest)
+		w.Header().Set("Request-Id", id)
+		ctx := context.WithValue(r.Context(), ctxRequestID, id)
+		sw := &statusWriter{ResponseWriter: w}
+		r = r.WithContext(ctx)
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.ErrorContext(ctx, "panic", slog.String("request_id", id), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+				if sw.status == 0 {
+					s.writeError(sw, r, domain.Internal())
+				}
+			}
+			attrs := []slog.Attr{
+				slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", sw.status), slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			}
+			if sw.keyIDValue != "" {
+				attrs = append(attrs, slog.String("key_id", sw.keyIDValue))
+			}
+			s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// api wraps a /v1 handler: authentication for need, rate limit, idempotency.
+func (s *Server) api(need string, h http.Handler) http.Handler {
+	withIdem := s.withIdempotency(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info, err := s.authenticate(r, need)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if sw, ok := w.(*statusWriter); ok {
+			sw.keyIDValue = info.Key.ID
+		}
+		if s.rateLimited(w, r, info.Key) {
+			return
+		}
+		withIdem.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAuth, info)))
+	})
+}

@@ -1,0 +1,74 @@
+package server
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"troco/server/clock"
+	"troco/server/domain"
+)
+
+// Rate limits of CONTRACT 10 for /v1, per key.
+const (
+	liveRatePerSecond = 100
+	testRatePerSecond = 25
+)
+
+// rateLimiter is a token bucket per API key. Its state is per process: each replica enforces the
+// limit on the requests it serves.
+type rateLimiter struct {
+	clock   clock.Clock
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newRateLimiter(c clock.Clock) *rateLimiter {
+	return &rateLimiter{clock: c, buckets: map[string]*bucket{}}
+}
+
+// allow takes a token for key at rate per second; when none is left it returns the wait.
+func (l *rateLimiter) allow(key string, rate float64) (bool, time.Duration) {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{tokens: rate, last: now}
+		l.buckets[key] = b
+	}
+	if el := now.Sub(b.last).Seconds(); el > 0 {
+		b.tokens = math.Min(rate, b.tokens+el*rate)
+	}
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - b.tokens) / rate * float64(time.Second))
+}
+
+func (s *Server) rateLimited(w http.ResponseWriter, r *http.Request, k *domain.APIKey) bool {
+	if !s.cfg.RateLimit {
+		return false
+	}
+	rate := float64(testRatePerSecond)
+	if k.Livemode {
+		rate = liveRatePerSecond
+	}
+	ok, wait := s.limiter.allow(k.ID, rate)
+	if ok {
+		return false
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+	s.writeError(w, r, &domain.Error{Status: http.StatusTooManyRequests, Type: domain.TypeRateLimit, Code: domain.CodeRateLimit,
+		Message: "Too many requests with this API key; retry after the Retry-After delay with exponential backoff."})
+	return true
+}

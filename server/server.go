@@ -1,0 +1,60 @@
+// Package server is troco's HTTP interface: the /v1 API, the test helpers and (in later parts)
+// the /api/v1 interface and the hosted pages. Handlers are thin: they decode, authenticate and
+// call the operations of package core inside a transaction.
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"troco/db"
+	"troco/server/clock"
+	"troco/server/jobs"
+)
+
+// Config holds the dependencies of the HTTP server.
+type Config struct {
+	DB     *db.DB
+	Clock  *clock.Offset
+	Logger *slog.Logger
+	Jobs   *jobs.Runner
+	// BaseURL prefixes every URL the API returns (hosted pages, files).
+	BaseURL string
+	// AllowTimeTravel enables POST /v1/test-helpers/advance-clock.
+	AllowTimeTravel bool
+	// RateLimit enables the /v1 per-key rate limits of CONTRACT 10.
+	RateLimit bool
+	// SimDelay is the delay of simulated delayed settlements.
+	SimDelay time.Duration
+	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
+	MaxBodyBytes int64
+}
+
+// Server serves troco over HTTP; wrap it in TLS (see package tlsutil).
+type Server struct {
+	cfg     Config
+	db      *db.DB
+	log     *slog.Logger
+	limiter *rateLimiter
+	idem    inflight
+	touched sync.Map // key id → unix second of the last last_used_at write this process queued
+	handler http.Handler
+}
+
+// New builds the server and its routes.
+func New(cfg Config) *Server {
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
+	s.handler = s.routes()
+	return s
+}
+
+// ServeHTTP dispatches to the routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

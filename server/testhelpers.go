@@ -1,0 +1,65 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"troco/db"
+	"troco/server/domain"
+)
+
+// ClockOffsetSetting is where the sandbox clock's offset survives restarts.
+const ClockOffsetSetting = "clock_offset_seconds"
+
+// maxAdvance bounds one time-travel step (ten years).
+const maxAdvance = 10 * 365 * 24 * 3600
+
+func (s *Server) handleAdvanceClock() http.Handler {
+	type body struct {
+		Seconds *int64 `json:"seconds"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a := authFrom(r.Context())
+		if a.Actor.Livemode {
+			s.writeError(w, r, domain.TestmodeRequired())
+			return
+		}
+		if !s.cfg.AllowTimeTravel {
+			s.writeError(w, r, &domain.Error{Status: http.StatusForbidden, Type: domain.TypeInvalidRequest, Code: domain.CodeTimeTravelDisabled,
+				Message: "Time travel is disabled; start the server with --allow-time-travel."})
+			return
+		}
+		var b body
+		if err := s.decode(w, r, &b); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if b.Seconds == nil {
+			s.writeError(w, r, domain.Missing("seconds"))
+			return
+		}
+		if *b.Seconds < 1 || *b.Seconds > maxAdvance {
+			s.writeError(w, r, domain.Invalid("seconds", "seconds must be an integer between 1 and %d.", maxAdvance))
+			return
+		}
+		offset := s.cfg.Clock.Advance(time.Duration(*b.Seconds) * time.Second)
+		err := s.db.Write(r.Context(), func(tx *db.Tx) error {
+			return tx.PutSetting(ClockOffsetSetting, strconv.FormatInt(int64(offset/time.Second), 10))
+		})
+		if err == nil && s.cfg.Jobs != nil {
+			err = s.cfg.Jobs.RunDue(r.Context())
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"object":         "test_clock",
+			"livemode":       false,
+			"now":            domain.At(s.cfg.Clock.Now()),
+			"advanced_by":    *b.Seconds,
+			"offset_seconds": int64(offset / time.Second),
+		})
+	})
+}
