@@ -12,6 +12,7 @@ import (
 	"troco/db"
 	"troco/server/clock"
 	"troco/server/jobs"
+	"troco/server/secrets"
 )
 
 // Config holds the dependencies of the HTTP server.
@@ -20,6 +21,8 @@ type Config struct {
 	Clock  *clock.Offset
 	Logger *slog.Logger
 	Jobs   *jobs.Runner
+	// Secrets seals stored secrets and keys fingerprints; defaults to a random keyring.
+	Secrets *secrets.Keyring
 	// BaseURL prefixes every URL the API returns (hosted pages, files).
 	BaseURL string
 	// AllowTimeTravel enables POST /v1/test-helpers/advance-clock.
@@ -50,6 +53,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = secrets.Random()
 	}
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.handler = s.routes()

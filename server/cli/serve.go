@@ -20,6 +20,7 @@ import (
 	"troco/server/core"
 	"troco/server/domain"
 	"troco/server/jobs"
+	"troco/server/secrets"
 	"troco/server/tlsutil"
 )
 
@@ -139,9 +140,13 @@ func serve(ctx context.Context, env Env, args []string) error {
 		}
 	}
 
+	keyring, err := secrets.LoadOrCreate(cfg.dataDir)
+	if err != nil {
+		return err
+	}
 	runner := jobs.NewRunner(clk, log)
 	registerJobs(runner, store)
-	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, BaseURL: cfg.baseURL,
+	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay})
 
 	httpsServer := &http.Server{
