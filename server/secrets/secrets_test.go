@@ -29,7 +29,7 @@ func TestLoadOrCreateIsStable(t *testing.T) {
 	is.NoErr(err)
 	b, err := LoadOrCreate(dir)
 	is.NoErr(err)
-	is.True(bytes.Equal(a.DeriveKey("x"), b.DeriveKey("x"))) // same key across restarts
+	is.True(bytes.Equal(a.DeriveKey("x"), b.DeriveKey("x")))  // same key across restarts
 	is.True(!bytes.Equal(a.DeriveKey("x"), a.DeriveKey("y"))) // purposes are separated
 	st, err := os.Stat(filepath.Join(dir, MasterKeyFile))
 	is.NoErr(err)
