@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +42,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	fs := newFlags(env, "serve")
 	c := &serveConfig{}
 	addr := fs.str("addr", "127.0.0.1:8443", "HTTPS listen address")
-	dbPath := fs.str("db", defaultDB, "SQLite file (:memory: for a throwaway instance)")
+	dbPath := fs.str("db", "", "SQLite file (:memory: for a throwaway instance; default <data-dir>/troco.db)")
 	dataDir := fs.str("data-dir", "./troco-data", "certificates and other local state")
 	baseURL := fs.str("base-url", "", "prefix of every URL the API returns (default https://localhost:<port>)")
 	tlsCert := fs.str("tls-cert", "", "PEM certificate chain")
@@ -61,6 +62,9 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	if len(pos) > 0 {
 		return nil, fmt.Errorf("serve takes no arguments; got %q", pos)
+	}
+	if *dbPath == "" {
+		*dbPath = filepath.Join(*dataDir, "troco.db")
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
