@@ -141,3 +141,400 @@ CREATE TABLE settings (
     name   TEXT PRIMARY KEY,
     value  TEXT NOT NULL
 );
+
+-- migrate: 2
+-- Payments core (issue 3): intents, charges, refunds, payment methods, setup intents, the ledger
+-- and the scheduled transitions of simulated PIX/boleto payments. Sub-objects that are never
+-- queried (errors, buyer data, method details) are JSON documents.
+
+CREATE TABLE payment_intents (
+    seq                   INTEGER PRIMARY KEY,
+    id                    TEXT    NOT NULL UNIQUE,
+    org_id                TEXT    NOT NULL,
+    livemode              INTEGER NOT NULL,
+    status                TEXT    NOT NULL,
+    amount                INTEGER NOT NULL,
+    currency              TEXT    NOT NULL,
+    customer_id           TEXT,
+    description           TEXT,
+    capture_method        TEXT    NOT NULL,
+    interest_payer        TEXT    NOT NULL,
+    payment_method_types  TEXT    NOT NULL,
+    payment_method_id     TEXT,
+    payment_method_type   TEXT,
+    installments          INTEGER,
+    client_secret         TEXT    NOT NULL,
+    last_payment_error    TEXT,
+    payment_data          TEXT,
+    buyer                 TEXT,
+    latest_charge_id      TEXT,
+    amount_capturable     INTEGER NOT NULL DEFAULT 0,
+    amount_received       INTEGER NOT NULL DEFAULT 0,
+    canceled_at           INTEGER,
+    cancellation_reason   TEXT,
+    statement_descriptor  TEXT,
+    metadata              TEXT    NOT NULL DEFAULT '{}',
+    created_at            INTEGER NOT NULL,
+    updated_at            INTEGER NOT NULL
+);
+CREATE INDEX payment_intents_scope ON payment_intents (org_id, livemode, seq);
+CREATE INDEX payment_intents_status ON payment_intents (org_id, livemode, status, seq);
+CREATE INDEX payment_intents_customer ON payment_intents (org_id, livemode, customer_id, seq);
+
+CREATE TABLE charges (
+    seq                     INTEGER PRIMARY KEY,
+    id                      TEXT    NOT NULL UNIQUE,
+    org_id                  TEXT    NOT NULL,
+    livemode                INTEGER NOT NULL,
+    payment_intent_id       TEXT    NOT NULL,
+    customer_id             TEXT,
+    status                  TEXT    NOT NULL,
+    amount                  INTEGER NOT NULL,
+    amount_captured         INTEGER NOT NULL DEFAULT 0,
+    amount_refunded         INTEGER NOT NULL DEFAULT 0,
+    captured                INTEGER NOT NULL DEFAULT 0,
+    paid                    INTEGER NOT NULL DEFAULT 0,
+    refunded                INTEGER NOT NULL DEFAULT 0,
+    currency                TEXT    NOT NULL,
+    description             TEXT,
+    invoice_id              TEXT,
+    payment_method_id       TEXT,
+    billing_details         TEXT    NOT NULL,
+    payment_method_details  TEXT    NOT NULL,
+    payment_error           TEXT,
+    metadata                TEXT    NOT NULL DEFAULT '{}',
+    created_at              INTEGER NOT NULL,
+    updated_at              INTEGER NOT NULL
+);
+CREATE INDEX charges_scope ON charges (org_id, livemode, seq);
+CREATE INDEX charges_intent ON charges (org_id, livemode, payment_intent_id, seq);
+CREATE INDEX charges_customer ON charges (org_id, livemode, customer_id, seq);
+
+CREATE TABLE refunds (
+    seq                INTEGER PRIMARY KEY,
+    id                 TEXT    NOT NULL UNIQUE,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    charge_id          TEXT    NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    amount             INTEGER NOT NULL,
+    currency           TEXT    NOT NULL,
+    reason             TEXT,
+    status             TEXT    NOT NULL,
+    metadata           TEXT    NOT NULL DEFAULT '{}',
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL
+);
+CREATE INDEX refunds_scope ON refunds (org_id, livemode, seq);
+CREATE INDEX refunds_charge ON refunds (org_id, livemode, charge_id, seq);
+CREATE INDEX refunds_intent ON refunds (org_id, livemode, payment_intent_id, seq);
+
+-- A card keeps brand, last4, expiry and a keyed fingerprint, never its number or CVC;
+-- sim_behavior is, in test mode only, the SPEC 7.1 behaviour key of a public test card.
+CREATE TABLE payment_methods (
+    seq              INTEGER PRIMARY KEY,
+    id               TEXT    NOT NULL UNIQUE,
+    org_id           TEXT    NOT NULL,
+    livemode         INTEGER NOT NULL,
+    type             TEXT    NOT NULL,
+    customer_id      TEXT,
+    card             TEXT,
+    billing_details  TEXT    NOT NULL,
+    sim_behavior     TEXT,
+    metadata         TEXT    NOT NULL DEFAULT '{}',
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+);
+CREATE INDEX payment_methods_scope ON payment_methods (org_id, livemode, seq);
+CREATE INDEX payment_methods_customer ON payment_methods (org_id, livemode, customer_id, seq);
+
+CREATE TABLE setup_intents (
+    seq                   INTEGER PRIMARY KEY,
+    id                    TEXT    NOT NULL UNIQUE,
+    org_id                TEXT    NOT NULL,
+    livemode              INTEGER NOT NULL,
+    status                TEXT    NOT NULL,
+    customer_id           TEXT,
+    payment_method_id     TEXT,
+    payment_method_types  TEXT    NOT NULL,
+    usage                 TEXT    NOT NULL,
+    client_secret         TEXT    NOT NULL,
+    description           TEXT,
+    last_setup_error      TEXT,
+    cancellation_reason   TEXT,
+    metadata              TEXT    NOT NULL DEFAULT '{}',
+    created_at            INTEGER NOT NULL,
+    updated_at            INTEGER NOT NULL
+);
+CREATE INDEX setup_intents_scope ON setup_intents (org_id, livemode, seq);
+CREATE INDEX setup_intents_customer ON setup_intents (org_id, livemode, customer_id, seq);
+
+-- The ledger: one row per instalment of a card sale, one per PIX/boleto payment, one negative
+-- row per refund. settled_at stays null in test mode.
+CREATE TABLE ledger_transactions (
+    seq                  INTEGER PRIMARY KEY,
+    id                   TEXT    NOT NULL UNIQUE,
+    org_id               TEXT    NOT NULL,
+    livemode             INTEGER NOT NULL,
+    type                 TEXT    NOT NULL,
+    payment_intent_id    TEXT    NOT NULL,
+    charge_id            TEXT    NOT NULL,
+    refund_id            TEXT,
+    payment_method_type  TEXT    NOT NULL,
+    amount               INTEGER NOT NULL,
+    fee_amount           INTEGER NOT NULL,
+    interest_amount      INTEGER NOT NULL,
+    net_amount           INTEGER NOT NULL,
+    currency             TEXT    NOT NULL,
+    status               TEXT    NOT NULL,
+    installment          INTEGER,
+    installment_count    INTEGER,
+    settled_at           INTEGER,
+    created_at           INTEGER NOT NULL,
+    updated_at           INTEGER NOT NULL
+);
+CREATE INDEX ledger_transactions_scope ON ledger_transactions (org_id, livemode, seq);
+CREATE INDEX ledger_transactions_intent ON ledger_transactions (org_id, livemode, payment_intent_id, seq);
+CREATE INDEX ledger_transactions_charge ON ledger_transactions (org_id, livemode, charge_id, seq);
+
+-- Delayed transitions of simulated PIX/boleto payments (SPEC 8.5): a job claims due rows and
+-- deletes them in the transaction that applies them, so a restart loses none and two replicas
+-- never apply one twice.
+CREATE TABLE scheduled_transitions (
+    seq                INTEGER PRIMARY KEY,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    charge_id          TEXT    NOT NULL,
+    action             TEXT    NOT NULL,
+    due_at             INTEGER NOT NULL,
+    created_at         INTEGER NOT NULL
+);
+CREATE INDEX scheduled_transitions_due ON scheduled_transitions (due_at);
+CREATE INDEX scheduled_transitions_intent ON scheduled_transitions (payment_intent_id);
+
+-- migrate: 4
+-- Organizations and activation (issue 6). An organization is one record in both environments;
+-- its activation state is kept per environment: the existing columns are live, the test_ ones
+-- the sandbox's (a sandbox approval never activates live payments). activation_profile is the
+-- data the seller entered in the hosted form (representative, bank account), kept for prefill.
+
+ALTER TABLE organizations ADD COLUMN test_activation_status TEXT NOT NULL DEFAULT 'not_submitted';
+ALTER TABLE organizations ADD COLUMN test_disabled_reason TEXT;
+ALTER TABLE organizations ADD COLUMN test_requirements_missing TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE organizations ADD COLUMN test_payout_account TEXT;
+ALTER TABLE organizations ADD COLUMN test_activation_attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE organizations ADD COLUMN activation_profile TEXT NOT NULL DEFAULT '{}';
+UPDATE organizations SET test_activation_status = activation_status, test_disabled_reason = disabled_reason,
+    test_requirements_missing = requirements_missing, test_activation_attempts = activation_attempts;
+CREATE INDEX organizations_document ON organizations (document);
+
+-- Activation sessions (as_, created by a platform) and onboarding sessions (os_, created by the
+-- organization itself) share one table and one hosted flow. owner_org_id is the scope that sees
+-- the session (the platform's organization, or the organization itself). open_slot is
+-- "<org_id>|<livemode>" while the session is created or in_progress and NULL once submitted, so
+-- the UNIQUE index keeps one open session per organization and environment. The single-use
+-- authorization code and the browser session token are stored as SHA-256 hashes.
+CREATE TABLE activation_sessions (
+    seq                 INTEGER PRIMARY KEY,
+    id                  TEXT    NOT NULL UNIQUE,
+    object              TEXT    NOT NULL,
+    org_id              TEXT    NOT NULL,
+    platform_id         TEXT,
+    owner_org_id        TEXT    NOT NULL,
+    livemode            INTEGER NOT NULL,
+    status              TEXT    NOT NULL,
+    open_slot           TEXT    UNIQUE,
+    return_url          TEXT    NOT NULL,
+    metadata            TEXT    NOT NULL DEFAULT '{}',
+    code_hash           TEXT    UNIQUE,
+    code_expires_at     INTEGER,
+    browser_hash        TEXT    UNIQUE,
+    browser_expires_at  INTEGER,
+    draft               TEXT    NOT NULL DEFAULT '{}',
+    opened_at           INTEGER,
+    submitted_at        INTEGER,
+    created_at          INTEGER NOT NULL,
+    updated_at          INTEGER NOT NULL
+);
+CREATE INDEX activation_sessions_scope ON activation_sessions (owner_org_id, livemode, object, seq);
+CREATE INDEX activation_sessions_org ON activation_sessions (org_id, livemode, seq);
+
+-- Simulated sandbox reviews: one row per submitted test-mode session, applied by a job at due_at
+-- inside a write transaction and deleted by it (safe on several replicas, survives restarts).
+CREATE TABLE activation_reviews (
+    seq         INTEGER PRIMARY KEY,
+    session_id  TEXT    NOT NULL UNIQUE,
+    org_id      TEXT    NOT NULL,
+    livemode    INTEGER NOT NULL,
+    due_at      INTEGER NOT NULL,
+    created_at  INTEGER NOT NULL
+);
+CREATE INDEX activation_reviews_due ON activation_reviews (due_at);
+
+-- Bank accounts that receive an organization's payouts (pa_). The live API manages them; a
+-- sandbox approval records a simulated one (livemode 0).
+CREATE TABLE payout_accounts (
+    seq              INTEGER PRIMARY KEY,
+    id               TEXT    NOT NULL UNIQUE,
+    org_id           TEXT    NOT NULL,
+    livemode         INTEGER NOT NULL,
+    status           TEXT    NOT NULL,
+    bank_code        TEXT    NOT NULL,
+    branch           TEXT    NOT NULL,
+    account_number   TEXT    NOT NULL,
+    account_type     TEXT    NOT NULL,
+    holder_name      TEXT    NOT NULL,
+    holder_document  TEXT    NOT NULL,
+    metadata         TEXT    NOT NULL DEFAULT '{}',
+    disconnected_at  INTEGER,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+);
+CREATE INDEX payout_accounts_scope ON payout_accounts (org_id, livemode, seq);
+
+-- Identity documents uploaded in the hosted activation form (PDF, PNG or JPEG, size-capped).
+CREATE TABLE activation_documents (
+    seq          INTEGER PRIMARY KEY,
+    id           TEXT    NOT NULL UNIQUE,
+    org_id       TEXT    NOT NULL,
+    livemode     INTEGER NOT NULL,
+    session_id   TEXT    NOT NULL,
+    filename     TEXT    NOT NULL,
+    mime_type    TEXT    NOT NULL,
+    size         INTEGER NOT NULL,
+    sha256       TEXT    NOT NULL,
+    content      BLOB    NOT NULL,
+    created_at   INTEGER NOT NULL
+);
+CREATE INDEX activation_documents_org ON activation_documents (org_id, livemode, seq);
+
+-- migrate: 5
+-- Checkout sessions, payment links, subscriptions (issue 5). A session keeps its public object as
+-- a JSON document (the frozen snapshot of line items, payment_method_types, options) plus the
+-- columns that lists, filters and jobs query.
+
+CREATE TABLE checkout_sessions (
+    seq                INTEGER PRIMARY KEY,
+    id                 TEXT    NOT NULL UNIQUE,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    status             TEXT    NOT NULL,
+    payment_status     TEXT    NOT NULL,
+    customer_id        TEXT,
+    payment_intent_id  TEXT,
+    payment_link_id    TEXT,
+    attempt_token      TEXT,
+    data               TEXT    NOT NULL,
+    expires_at         INTEGER NOT NULL,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL
+);
+CREATE INDEX checkout_sessions_scope ON checkout_sessions (org_id, livemode, seq);
+CREATE INDEX checkout_sessions_expiry ON checkout_sessions (status, expires_at);
+CREATE INDEX checkout_sessions_intent ON checkout_sessions (payment_intent_id);
+CREATE INDEX checkout_sessions_customer ON checkout_sessions (org_id, livemode, customer_id, seq);
+
+CREATE TABLE payment_links (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT    NOT NULL UNIQUE,
+    org_id      TEXT    NOT NULL,
+    livemode    INTEGER NOT NULL,
+    active      INTEGER NOT NULL DEFAULT 1,
+    deleted     INTEGER NOT NULL DEFAULT 0,
+    data        TEXT    NOT NULL,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+CREATE INDEX payment_links_scope ON payment_links (org_id, livemode, deleted, seq);
+
+CREATE TABLE subscriptions (
+    seq                   INTEGER PRIMARY KEY,
+    id                    TEXT    NOT NULL UNIQUE,
+    org_id                TEXT    NOT NULL,
+    livemode              INTEGER NOT NULL,
+    customer_id           TEXT    NOT NULL,
+    status                TEXT    NOT NULL,
+    current_period_start  INTEGER NOT NULL,
+    current_period_end    INTEGER NOT NULL,
+    data                  TEXT    NOT NULL,
+    created_at            INTEGER NOT NULL,
+    updated_at            INTEGER NOT NULL
+);
+CREATE INDEX subscriptions_scope ON subscriptions (org_id, livemode, seq);
+CREATE INDEX subscriptions_renewal ON subscriptions (status, current_period_end);
+
+-- The hosted checkout's organization defaults (display name, colours, logo, template); a session's
+-- branding override is merged over them by the hosted page.
+CREATE TABLE organization_branding (
+    org_id      TEXT    PRIMARY KEY,
+    data        TEXT    NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+
+-- migrate: 6
+-- Webhooks (issue 4). webhook_outbox holds one row per (event, endpoint) written in the same
+-- transaction as the event; the dispatcher leases due rows (locked_until, lease) and records each
+-- try in webhook_deliveries. Secrets are sealed by the keyring, never stored in clear.
+
+CREATE TABLE webhook_endpoints (
+    seq                         INTEGER PRIMARY KEY,
+    id                          TEXT    NOT NULL UNIQUE,
+    org_id                      TEXT    NOT NULL,
+    livemode                    INTEGER NOT NULL,
+    url                         TEXT    NOT NULL,
+    description                 TEXT,
+    enabled_events              TEXT    NOT NULL,
+    metadata                    TEXT    NOT NULL DEFAULT '{}',
+    status                      TEXT    NOT NULL DEFAULT 'enabled',
+    disabled_reason             TEXT,
+    failing                     INTEGER NOT NULL DEFAULT 0,
+    failing_since               INTEGER,
+    secret_sealed               TEXT    NOT NULL,
+    previous_secret_sealed      TEXT,
+    previous_secret_expires_at  INTEGER,
+    deleted                     INTEGER NOT NULL DEFAULT 0,
+    created_at                  INTEGER NOT NULL,
+    updated_at                  INTEGER NOT NULL
+);
+CREATE INDEX webhook_endpoints_scope ON webhook_endpoints (org_id, livemode, deleted, seq);
+CREATE INDEX webhook_endpoints_active ON webhook_endpoints (org_id, livemode, status, deleted);
+
+CREATE TABLE webhook_outbox (
+    seq              INTEGER PRIMARY KEY,
+    event_id         TEXT    NOT NULL,
+    endpoint_id      TEXT    NOT NULL,
+    org_id           TEXT    NOT NULL,
+    livemode         INTEGER NOT NULL,
+    event_type       TEXT    NOT NULL,
+    status           TEXT    NOT NULL DEFAULT 'pending',
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at  INTEGER NOT NULL,
+    locked_until     INTEGER NOT NULL DEFAULT 0,
+    lease            INTEGER NOT NULL DEFAULT 0,
+    window_start     INTEGER,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL,
+    UNIQUE (event_id, endpoint_id)
+);
+CREATE INDEX webhook_outbox_due ON webhook_outbox (endpoint_id, status, next_attempt_at, locked_until);
+
+CREATE TABLE webhook_deliveries (
+    seq              INTEGER PRIMARY KEY,
+    id               TEXT    NOT NULL UNIQUE,
+    org_id           TEXT    NOT NULL,
+    livemode         INTEGER NOT NULL,
+    endpoint_id      TEXT    NOT NULL,
+    event_id         TEXT    NOT NULL,
+    event_type       TEXT    NOT NULL,
+    attempt          INTEGER NOT NULL,
+    status           TEXT    NOT NULL,
+    http_status      INTEGER,
+    duration_ms      INTEGER NOT NULL,
+    error            TEXT,
+    next_attempt_at  INTEGER,
+    url              TEXT    NOT NULL,
+    created_at       INTEGER NOT NULL
+);
+CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
+CREATE INDEX webhook_deliveries_event ON webhook_deliveries (endpoint_id, event_id, seq);

@@ -47,6 +47,8 @@ type DB struct {
 	done   chan struct{}
 	closed atomic.Bool
 	mu     sync.Mutex // guards closing of queue
+	// wstmts and rstmts are the prepared statements of the writer and of the readers.
+	wstmts, rstmts *stmtCache
 }
 
 type writeReq struct {
@@ -109,7 +111,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetMaxIdleConns(opts.Readers)
 	r.SetConnMaxIdleTime(0)
 	r.SetConnMaxLifetime(0)
-	d := &DB{path: path, write: w, read: r, clock: opts.Clock, queue: make(chan *writeReq, 4096), done: make(chan struct{})}
+	d := &DB{path: path, write: w, read: r, clock: opts.Clock, queue: make(chan *writeReq, 4096), done: make(chan struct{}),
+		wstmts: newStmtCache(w), rstmts: newStmtCache(r)}
 	go d.writer()
 	return d, nil
 }
@@ -149,6 +152,8 @@ func (d *DB) Close() error {
 	close(d.queue)
 	d.mu.Unlock()
 	<-d.done
+	d.rstmts.close()
+	d.wstmts.close()
 	errR := d.read.Close()
 	if _, err := d.write.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil && d.path != ":memory:" {
 		_ = err // best effort; the WAL is replayed on next open anyway
@@ -207,12 +212,13 @@ func (d *DB) commitBatch(batch []*writeReq) {
 		}
 		return
 	}
+	st := &txStmts{cache: d.wstmts}
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			results[i] = err
 			continue
 		}
-		results[i] = runSavepoint(sqlTx, &Tx{q: sqlTx, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}, r.fn)
+		results[i] = runSavepoint(&Tx{q: sqlTx, st: st, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}, r.fn)
 	}
 	if err := sqlTx.Commit(); err != nil {
 		err = fmt.Errorf("db: commit: %w", err)
@@ -223,10 +229,12 @@ func (d *DB) commitBatch(batch []*writeReq) {
 	for i, r := range batch {
 		r.err <- results[i]
 	}
+	// The writer's only connection is free again: prepare what this batch ran unprepared.
+	d.wstmts.prepare(st.missed)
 }
 
-func runSavepoint(sqlTx *sql.Tx, tx *Tx, fn func(*Tx) error) (err error) {
-	if _, err := sqlTx.Exec("SAVEPOINT w"); err != nil {
+func runSavepoint(tx *Tx, fn func(*Tx) error) (err error) {
+	if _, err := tx.exec("SAVEPOINT w"); err != nil {
 		return fmt.Errorf("db: savepoint: %w", err)
 	}
 	defer func() {
@@ -234,11 +242,11 @@ func runSavepoint(sqlTx *sql.Tx, tx *Tx, fn func(*Tx) error) (err error) {
 			err = fmt.Errorf("db: panic in transaction: %v", p)
 		}
 		if err != nil {
-			if _, rbErr := sqlTx.Exec("ROLLBACK TO w"); rbErr != nil {
+			if _, rbErr := tx.exec("ROLLBACK TO w"); rbErr != nil {
 				err = errors.Join(err, rbErr)
 			}
 		}
-		if _, relErr := sqlTx.Exec("RELEASE w"); relErr != nil && err == nil {
+		if _, relErr := tx.exec("RELEASE w"); relErr != nil && err == nil {
 			err = fmt.Errorf("db: release savepoint: %w", relErr)
 		}
 	}()
@@ -251,14 +259,19 @@ func (d *DB) Read(ctx context.Context, fn func(*Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("db: begin read: %w", err)
 	}
-	defer sqlTx.Rollback()
-	return fn(&Tx{q: sqlTx, Now: d.clock.Now().UTC().Truncate(time.Second)})
+	st := &txStmts{cache: d.rstmts}
+	defer func() {
+		sqlTx.Rollback()
+		d.rstmts.prepare(st.missed) // outside the transaction: the pool may need this connection
+	}()
+	return fn(&Tx{q: sqlTx, st: st, Now: d.clock.Now().UTC().Truncate(time.Second)})
 }
 
 // Tx is one transaction. Now is the clock reading captured when it began; every timestamp the
 // transaction writes uses it.
 type Tx struct {
 	q        *sql.Tx
+	st       *txStmts
 	Now      time.Time
 	writable bool
 	sp       int
@@ -268,14 +281,14 @@ type Tx struct {
 func (tx *Tx) Savepoint(fn func() error) (err error) {
 	tx.sp++
 	name := "n" + strconv.Itoa(tx.sp)
-	if _, err := tx.q.Exec("SAVEPOINT " + name); err != nil {
+	if _, err := tx.exec("SAVEPOINT " + name); err != nil {
 		return fmt.Errorf("db: savepoint: %w", err)
 	}
 	defer func() {
 		if err != nil {
-			_, _ = tx.q.Exec("ROLLBACK TO " + name)
+			_, _ = tx.exec("ROLLBACK TO " + name)
 		}
-		_, _ = tx.q.Exec("RELEASE " + name)
+		_, _ = tx.exec("RELEASE " + name)
 	}()
 	return fn()
 }
@@ -283,15 +296,119 @@ func (tx *Tx) Savepoint(fn func() error) (err error) {
 func (tx *Tx) now() int64 { return tx.Now.Unix() }
 
 func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
+	if s := tx.prepared(query); s != nil {
+		return s.Exec(args...)
+	}
 	return tx.q.Exec(query, args...)
 }
 
 func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
+	if s := tx.prepared(query); s != nil {
+		return s.QueryRow(args...)
+	}
 	return tx.q.QueryRow(query, args...)
 }
 
 func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
+	if s := tx.prepared(query); s != nil {
+		return s.Query(args...)
+	}
 	return tx.q.Query(query, args...)
+}
+
+// prepared returns query as a statement of this transaction when the pool has it prepared, and
+// otherwise notes it so that it is prepared after the transaction.
+func (tx *Tx) prepared(query string) *sql.Stmt {
+	st := tx.st
+	if st == nil {
+		return nil
+	}
+	for _, b := range st.bound {
+		if b.query == query {
+			return b.stmt
+		}
+	}
+	s := st.cache.get(query)
+	if s == nil {
+		st.missed = append(st.missed, query)
+		return nil
+	}
+	s = tx.q.Stmt(s)
+	st.bound = append(st.bound, boundStmt{query, s})
+	return s
+}
+
+// maxCachedStmts bounds the statements kept prepared per pool (each is prepared once on every
+// connection of the pool that runs it). Queries beyond it run unprepared.
+const maxCachedStmts = 256
+
+// stmtCache holds the prepared statements of one pool by query text, so that a hot query is
+// parsed and planned once per connection rather than on every execution. Statements are
+// prepared outside transactions (the writer pool's only connection is held by the open
+// transaction): a transaction runs an unknown query unprepared and lists it in txStmts.missed,
+// and its owner prepares the list once the transaction is over.
+type stmtCache struct {
+	pool *sql.DB
+	mu   sync.RWMutex
+	m    map[string]*sql.Stmt
+}
+
+func newStmtCache(pool *sql.DB) *stmtCache {
+	return &stmtCache{pool: pool, m: map[string]*sql.Stmt{}}
+}
+
+func (c *stmtCache) get(query string) *sql.Stmt {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[query]
+}
+
+// prepare adds queries to the cache while there is room; a query that fails to prepare (a
+// multi-statement script, say) simply stays unprepared.
+func (c *stmtCache) prepare(queries []string) {
+	for _, q := range queries {
+		c.mu.RLock()
+		_, have := c.m[q]
+		full := len(c.m) >= maxCachedStmts
+		c.mu.RUnlock()
+		if have || full {
+			continue
+		}
+		s, err := c.pool.Prepare(q)
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		if _, have := c.m[q]; have || len(c.m) >= maxCachedStmts {
+			c.mu.Unlock()
+			s.Close()
+			continue
+		}
+		c.m[q] = s
+		c.mu.Unlock()
+	}
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for q, s := range c.m {
+		s.Close()
+		delete(c.m, q)
+	}
+}
+
+// txStmts is what one transaction (or one writer batch) uses of a stmtCache: the statements
+// already bound to it and the queries it ran unprepared.
+type txStmts struct {
+	cache  *stmtCache
+	bound  []boundStmt
+	missed []string
+}
+
+type boundStmt struct {
+	query string
+	stmt  *sql.Stmt
 }
 
 // translate maps driver errors to the package's typed errors by SQLite result code.

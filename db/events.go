@@ -6,8 +6,9 @@ import (
 	"troco/server/domain"
 )
 
-// InsertEvent stores an event in scope; it is written in the caller's transaction so the event
-// exists exactly when the change it describes does.
+// InsertEvent stores an event in scope, with one webhook outbox row per subscribed endpoint; it is
+// written in the caller's transaction so the event and its deliveries exist exactly when the
+// change they describe does.
 func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	e.ID = domain.NewID(domain.PrefixEvent)
 	e.Object = "event"
@@ -20,7 +21,10 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	}
 	_, err = tx.exec("INSERT INTO events (id, org_id, livemode, type, request_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
 		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, data, tx.now())
-	return translate(err, "insert event")
+	if err != nil {
+		return translate(err, "insert event")
+	}
+	return tx.enqueueWebhooks(s, e)
 }
 
 const eventCols = "id, org_id, livemode, type, request_id, data, created_at"
@@ -55,6 +59,7 @@ func (tx *Tx) FindEventByID(s domain.Scope, id string) (*domain.Event, error) {
 
 // EventFilter narrows ListEvents.
 type EventFilter struct {
+	// Type is an exact type or a "prefix.*" wildcard.
 	Type string
 }
 
@@ -63,8 +68,6 @@ func (tx *Tx) ListEvents(s domain.Scope, f EventFilter, p ListParams) ([]*domain
 	var w filter
 	w.add("org_id = ?", s.OrgID)
 	w.add("livemode = ?", boolInt(s.Livemode))
-	if f.Type != "" {
-		w.add("type = ?", f.Type)
-	}
+	typeFilter(&w, f.Type)
 	return page(tx, "events", eventCols, w, p, func(s scanner) (*domain.Event, error) { return scanEvent(s) })
 }

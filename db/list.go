@@ -57,7 +57,11 @@ func page[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(s
 		q := fmt.Sprintf("SELECT seq FROM %s WHERE id = ? AND %s", table, strings.Join(f.where, " AND "))
 		if err := tx.queryRow(q, append([]any{cursor}, f.args...)...).Scan(&seq); err != nil {
 			if err2 := translate(err, "find cursor"); err2 == ErrNotFound {
-				return nil, false, ErrCursorNotFound
+				param := "starting_after"
+				if p.StartingAfter == "" {
+					param = "ending_before"
+				}
+				return nil, false, &CursorError{Param: param}
 			}
 			return nil, false, translate(err, "find cursor")
 		}
@@ -103,6 +107,14 @@ func page[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(s
 
 // ErrCursorNotFound is returned when starting_after or ending_before names no object in scope.
 var ErrCursorNotFound = fmt.Errorf("db: cursor object not found")
+
+// CursorError names the cursor parameter whose object was not found; it matches ErrCursorNotFound.
+type CursorError struct{ Param string }
+
+func (e *CursorError) Error() string { return "db: cursor object not found (" + e.Param + ")" }
+
+// Is makes errors.Is(err, ErrCursorNotFound) true.
+func (e *CursorError) Is(target error) bool { return target == ErrCursorNotFound }
 
 // scanner is the common interface of *sql.Row and *sql.Rows.
 type scanner interface {

@@ -64,11 +64,14 @@ func (tx *Tx) CreateOrganization(o *domain.Organization, platform bool) error {
 	}
 	o.CreatedAt, o.UpdatedAt = domain.At(tx.Now), domain.At(tx.Now)
 	missing, _ := json.Marshal(o.Requirements.Missing)
+	// Both environments start in the same activation state (an administrator's choice).
 	_, err := tx.exec(`INSERT INTO organizations (id, name, document, document_type, email, phone, address, activation_status,
-		disabled_reason, requirements_missing, timezone, max_installments, platform_id, connected_platform_id, metadata, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		disabled_reason, requirements_missing, test_activation_status, test_disabled_reason, test_requirements_missing,
+		fee_plan, timezone, max_installments, platform_id, connected_platform_id, metadata, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.ID, o.Name, o.Document, o.DocumentType, o.Email, o.Phone, addressJSON(o.Address), o.ActivationStatus,
-		o.Requirements.DisabledReason, string(missing), o.DashboardSettings.Timezone, o.MaxInstallments, o.Platform,
+		o.Requirements.DisabledReason, string(missing), o.ActivationStatus, o.Requirements.DisabledReason, string(missing),
+		feePlanJSON(o.FeePlan), o.DashboardSettings.Timezone, o.MaxInstallments, o.Platform,
 		o.ConnectedPlatform, metadataJSON(o.Metadata), tx.now(), tx.now())
 	return translate(err, "create organization")
 }
@@ -103,9 +106,10 @@ func (tx *Tx) ConfigureSplitRules(platformID, rules string) error {
 	return nil
 }
 
-// SetOrganizationActivationStatus moves an organization to status (administration and tests).
+// SetOrganizationActivationStatus moves an organization to status in both environments
+// (administration and tests).
 func (tx *Tx) SetOrganizationActivationStatus(id, status string) error {
-	res, err := tx.exec("UPDATE organizations SET activation_status = ?, updated_at = ? WHERE id = ?", status, tx.now(), id)
+	res, err := tx.exec("UPDATE organizations SET activation_status = ?, test_activation_status = ?, updated_at = ? WHERE id = ?", status, status, tx.now(), id)
 	if err != nil {
 		return translate(err, "set activation status")
 	}
@@ -142,4 +146,145 @@ func splitScopes(s string) []string {
 		return []string{}
 	}
 	return strings.Split(s, ",")
+}
+
+// orgColsTest is orgCols with the sandbox activation state in place of the live one.
+const orgColsTest = `id, name, document, document_type, email, phone, address, test_activation_status, test_disabled_reason,
+test_requirements_missing, test_payout_account, fee_plan, timezone, max_installments, platform_id, split_rules,
+connected_platform_id, test_activation_attempts, metadata, created_at, updated_at`
+
+func orgColsFor(livemode bool) string {
+	if livemode {
+		return orgCols
+	}
+	return orgColsTest
+}
+
+// FindOrganizationInMode returns the organization with id, its activation state (status,
+// requirements, payout account, attempts) read from the environment livemode, and Livemode set.
+// The rest of the record is shared by both environments (SPEC 8.6).
+func (tx *Tx) FindOrganizationInMode(id string, livemode bool) (*domain.Organization, error) {
+	o, err := scanOrg(tx.queryRow("SELECT "+orgColsFor(livemode)+" FROM organizations WHERE id = ?", id))
+	if err != nil {
+		return nil, translate(err, "find organization")
+	}
+	o.Livemode = livemode
+	return o, nil
+}
+
+// OrganizationFilter narrows ListConnectedOrganizations.
+type OrganizationFilter struct {
+	ActivationStatus string
+}
+
+// ListConnectedOrganizations pages the organizations connected to platform plat_…, newest first,
+// with their activation state in the environment livemode.
+func (tx *Tx) ListConnectedOrganizations(platformID string, livemode bool, f OrganizationFilter, p ListParams) ([]*domain.Organization, bool, error) {
+	var w filter
+	w.add("connected_platform_id = ?", platformID)
+	if f.ActivationStatus != "" {
+		if livemode {
+			w.add("activation_status = ?", f.ActivationStatus)
+		} else {
+			w.add("test_activation_status = ?", f.ActivationStatus)
+		}
+	}
+	return page(tx, "organizations", orgColsFor(livemode), w, p, func(s scanner) (*domain.Organization, error) {
+		o, err := scanOrg(s)
+		if err == nil {
+			o.Livemode = livemode
+		}
+		return o, err
+	})
+}
+
+// UpdateOrganization writes the fields shared by both environments: name, document, contact,
+// address, fee plan (a json.RawMessage, or nil for the default plan), timezone, instalment
+// ceiling and metadata.
+func (tx *Tx) UpdateOrganization(o *domain.Organization) error {
+	o.UpdatedAt = domain.At(tx.Now)
+	res, err := tx.exec(`UPDATE organizations SET name = ?, document = ?, document_type = ?, email = ?, phone = ?, address = ?,
+		fee_plan = ?, timezone = ?, max_installments = ?, metadata = ?, updated_at = ? WHERE id = ?`,
+		o.Name, o.Document, o.DocumentType, o.Email, o.Phone, addressJSON(o.Address), feePlanJSON(o.FeePlan),
+		o.DashboardSettings.Timezone, o.MaxInstallments, metadataJSON(o.Metadata), tx.now(), o.ID)
+	if err != nil {
+		return translate(err, "update organization")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SetActivationState writes an organization's activation state in the environment livemode.
+func (tx *Tx) SetActivationState(orgID string, livemode bool, st domain.ActivationState) error {
+	if st.Missing == nil {
+		st.Missing = []string{}
+	}
+	missing, _ := json.Marshal(st.Missing)
+	payout := feePlanJSON(st.PayoutAccount)
+	q := `UPDATE organizations SET activation_status = ?, disabled_reason = ?, requirements_missing = ?, payout_account = ?,
+		activation_attempts = ?, updated_at = ? WHERE id = ?`
+	if !livemode {
+		q = `UPDATE organizations SET test_activation_status = ?, test_disabled_reason = ?, test_requirements_missing = ?,
+		test_payout_account = ?, test_activation_attempts = ?, updated_at = ? WHERE id = ?`
+	}
+	res, err := tx.exec(q, st.Status, st.DisabledReason, string(missing), payout, st.Attempts, tx.now(), orgID)
+	if err != nil {
+		return translate(err, "set activation state")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// FindActivationProfile returns the hosted-form data saved for an organization (empty when none).
+func (tx *Tx) FindActivationProfile(orgID string) (domain.ActivationProfile, error) {
+	var raw string
+	var p domain.ActivationProfile
+	if err := tx.queryRow("SELECT activation_profile FROM organizations WHERE id = ?", orgID).Scan(&raw); err != nil {
+		return p, translate(err, "find activation profile")
+	}
+	_ = json.Unmarshal([]byte(raw), &p)
+	return p, nil
+}
+
+// SaveActivationProfile stores the hosted-form data of an organization.
+func (tx *Tx) SaveActivationProfile(orgID string, p domain.ActivationProfile) error {
+	raw, err := marshalJSON(p)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec("UPDATE organizations SET activation_profile = ? WHERE id = ?", raw, orgID)
+	return translate(err, "save activation profile")
+}
+
+// DocumentActivatedElsewhere reports whether another organization with the same document is
+// active or in review in live mode (the document is already in use for an activation).
+func (tx *Tx) DocumentActivatedElsewhere(document, exceptOrgID string) (bool, error) {
+	var n int
+	err := tx.queryRow(`SELECT COUNT(*) FROM organizations WHERE document = ? AND id <> ? AND activation_status IN ('active', 'in_review')`,
+		document, exceptOrgID).Scan(&n)
+	return n > 0, translate(err, "find document in use")
+}
+
+// feePlanJSON stores a JSON document column (an organization's own fee plan, its payout
+// account); nil (the default plan, no account) is NULL.
+func feePlanJSON(v any) any {
+	switch p := v.(type) {
+	case nil:
+		return nil
+	case json.RawMessage:
+		if len(p) == 0 || string(p) == "null" {
+			return nil
+		}
+		return string(p)
+	default:
+		b, err := json.Marshal(p)
+		if err != nil || string(b) == "null" {
+			return nil
+		}
+		return string(b)
+	}
 }

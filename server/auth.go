@@ -39,7 +39,8 @@ func (s *Server) authenticate(r *http.Request, need string) (*authInfo, error) {
 			return err
 		}
 		if orgHeader != "" {
-			target, err = tx.FindOrganizationByID(orgHeader)
+			// Routing needs the target active in the key's environment (activation is per environment).
+			target, err = tx.FindOrganizationInMode(orgHeader, key.Livemode)
 			if errors.Is(err, db.ErrNotFound) {
 				target, err = nil, nil
 			}
@@ -65,6 +66,14 @@ func (s *Server) authenticate(r *http.Request, need string) (*authInfo, error) {
 	}
 	s.touchKey(key, now.Unix())
 
+	// Organization endpoints that platforms also call (platformOr): a platform key without the
+	// Organization header acts as its platform; every other key is checked as usual.
+	if scope, ok := strings.CutPrefix(need, needPlatformOrPrefix); ok {
+		need = scope
+		if key.Platform() && orgHeader == "" {
+			need = domain.ScopePlatformAdmin
+		}
+	}
 	info := &authInfo{Key: key, Actor: domain.Actor{Scope: domain.Scope{OrgID: key.Organization, Livemode: key.Livemode}, KeyID: key.ID, RequestID: requestID(r.Context())}}
 	switch {
 	case need == domain.ScopePlatformAdmin:

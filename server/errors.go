@@ -46,7 +46,12 @@ func (s *Server) apiError(ctx context.Context, err error) *domain.Error {
 	}
 	switch {
 	case errors.Is(err, db.ErrCursorNotFound):
-		return domain.Invalid("starting_after", "The object named by starting_after or ending_before does not exist in this list.")
+		param := "starting_after"
+		var ce *db.CursorError
+		if errors.As(err, &ce) {
+			param = ce.Param
+		}
+		return domain.Invalid(param, "The object named by %s does not exist in this list.", param)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &domain.Error{Status: 499, Type: domain.TypeAPI, Code: domain.CodeAPIError, Message: "The request was canceled."}
 	}

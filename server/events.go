@@ -28,6 +28,10 @@ func (s *Server) handleEventList() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		if t := q.str("type"); t != "" && !domain.ValidEventPattern(t) {
+			s.writeError(w, r, domain.Invalid("type", "Unknown event type %q: use a type listed in the API reference or a prefix wildcard such as \"customer.*\".", t))
+			return
+		}
 		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
 			items, more, err := tx.ListEvents(a.Scope, db.EventFilter{Type: q.str("type")}, q.ListParams)
 			return listOf(r, items, more), err

@@ -92,10 +92,10 @@ func (q *listQuery) str(name string) string { return q.values.Get(name) }
 
 // boolean returns an equality filter parsed as true/false.
 func (q *listQuery) boolean(name string) (*bool, error) {
-	v := q.values.Get(name)
-	if v == "" {
+	if !q.values.Has(name) {
 		return nil, nil
 	}
+	v := q.values.Get(name)
 	b, err := strconv.ParseBool(v)
 	if err != nil || (v != "true" && v != "false") {
 		return nil, domain.Invalid(name, "%s must be true or false.", name)

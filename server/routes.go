@@ -5,6 +5,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"troco/server/checkout"
 	"troco/server/domain"
 )
 
@@ -40,10 +41,103 @@ func (s *Server) routes() http.Handler {
 	v1("POST", "/v1/prices/:id", write, s.handlePriceUpdate())
 	v1("DELETE", "/v1/prices/:id", write, s.handlePriceDelete())
 
-	v1("GET", "/v1/organizations/:id", read, s.handleOrganizationGet())
+	// Organizations, platforms and activation (SPEC 4.1, 4.2, 4.9, 5): platform endpoints take a
+	// platform key without the Organization header; platformOr endpoints also serve organization keys.
+	platform := domain.ScopePlatformAdmin
+	v1("GET", "/v1/organizations", platform, s.handleOrganizationList())
+	v1("POST", "/v1/organizations", platform, s.handleOrganizationCreate())
+	v1("GET", "/v1/organizations/:id", platformOr(read), s.handleOrganizationGet())
+	v1("POST", "/v1/organizations/:id", platformOr(write), s.handleOrganizationUpdate())
+	v1("POST", "/v1/activation-sessions", platform, s.handleActivationSessionCreate())
+	v1("GET", "/v1/activation-sessions/:id", platform, s.handleActivationSessionGet())
+	v1("GET", "/v1/onboarding-sessions", read, s.handleOnboardingSessionList())
+	v1("POST", "/v1/onboarding-sessions", write, s.handleOnboardingSessionCreate())
+	v1("GET", "/v1/onboarding-sessions/:id", read, s.handleOnboardingSessionGet())
+	v1("GET", "/v1/payout-accounts", read, s.handlePayoutAccountList())
+	v1("POST", "/v1/payout-accounts", write, s.handlePayoutAccountCreate())
+	v1("GET", "/v1/payout-accounts/:id", read, s.handlePayoutAccountGet())
+	v1("POST", "/v1/payout-accounts/:id/disconnect", write, s.handlePayoutAccountDisconnect())
+
+	// Hosted activation (no API key: the url's single-use code opens a cookie session).
+	r.Handler(http.MethodGet, "/activation/start", s.handleActivationStart())
+	r.Handler(http.MethodGet, "/activation/sessions/:id", s.handleActivationPage())
+	r.Handler(http.MethodPost, "/activation/sessions/:id", s.handleActivationPost())
+	r.Handler(http.MethodGet, "/activation/assets/:file", s.handleActivationAsset())
 
 	v1("GET", "/v1/events", read, s.handleEventList())
 	v1("GET", "/v1/events/:id", read, s.handleEventGet())
+	v1("POST", "/v1/events/:id/redeliver", write, s.handleEventRedeliver())
+
+	v1("GET", "/v1/webhook-endpoints", read, s.handleWebhookEndpointList())
+	v1("POST", "/v1/webhook-endpoints", write, s.handleWebhookEndpointCreate())
+	v1("GET", "/v1/webhook-endpoints/:id", read, s.handleWebhookEndpointGet())
+	v1("POST", "/v1/webhook-endpoints/:id", write, s.handleWebhookEndpointUpdate())
+	v1("DELETE", "/v1/webhook-endpoints/:id", write, s.handleWebhookEndpointDelete())
+	v1("POST", "/v1/webhook-endpoints/:id/rotate-secret", write, s.handleWebhookEndpointRotateSecret())
+	v1("GET", "/v1/webhook-endpoints/:id/deliveries", read, s.handleWebhookDeliveryList())
+
+	v1("GET", "/v1/checkout-sessions", read, s.handleCheckoutSessionList())
+	v1("POST", "/v1/checkout-sessions", write, s.handleCheckoutSessionCreate())
+	v1("GET", "/v1/checkout-sessions/:id", read, s.handleCheckoutSessionGet())
+	r.Handler(http.MethodPost, "/v1/checkout-sessions/:id/confirm", s.apiOrClientSecret(write, s.handleCheckoutSessionConfirm()))
+	v1("POST", "/v1/checkout-sessions/:id/expire", write, s.handleCheckoutSessionExpire())
+	v1("POST", "/v1/test-helpers/checkout-sessions/:id/succeed", write, s.handleCheckoutSessionTestHelper(checkout.HelperSucceed))
+	v1("POST", "/v1/test-helpers/checkout-sessions/:id/fail", write, s.handleCheckoutSessionTestHelper(checkout.HelperFail))
+	v1("POST", "/v1/test-helpers/checkout-sessions/:id/expire", write, s.handleCheckoutSessionTestHelper(checkout.HelperExpire))
+
+	v1("GET", "/v1/payment-links", read, s.handlePaymentLinkList())
+	v1("POST", "/v1/payment-links", write, s.handlePaymentLinkCreate())
+	v1("GET", "/v1/payment-links/:id", read, s.handlePaymentLinkGet())
+	v1("POST", "/v1/payment-links/:id", write, s.handlePaymentLinkUpdate())
+	v1("DELETE", "/v1/payment-links/:id", write, s.handlePaymentLinkDelete())
+
+	v1("GET", "/v1/subscriptions", read, s.handleSubscriptionList())
+	v1("GET", "/v1/subscriptions/:id", read, s.handleSubscriptionGet())
+
+	// Payments core (issue 3).
+	v1("GET", "/v1/payment-intents", read, s.handlePaymentIntentList())
+	v1("POST", "/v1/payment-intents", write, s.handlePaymentIntentCreate())
+	v1("GET", "/v1/payment-intents/:id", read, s.handlePaymentIntentGet())
+	v1("POST", "/v1/payment-intents/:id", write, s.handlePaymentIntentUpdate())
+	v1("POST", "/v1/payment-intents/:id/confirm", write, s.handlePaymentIntentConfirm())
+	v1("POST", "/v1/payment-intents/:id/capture", write, s.handlePaymentIntentCapture())
+	v1("POST", "/v1/payment-intents/:id/cancel", write, s.handlePaymentIntentCancel())
+	v1("POST", "/v1/payment-intents/:id/regenerate-boleto", write, s.handlePaymentIntentRegenerateBoleto())
+	v1("GET", "/v1/payment-intents/:id/pix.png", read, s.handlePixQRAPI())
+	v1("POST", "/v1/test-helpers/payment-intents/:id/succeed", write, s.handlePaymentIntentTestHelper(true))
+	v1("POST", "/v1/test-helpers/payment-intents/:id/expire", write, s.handlePaymentIntentTestHelper(false))
+	v1("GET", "/v1/charges", read, s.handleChargeList())
+	v1("GET", "/v1/charges/:id", read, s.handleChargeGet())
+	v1("GET", "/v1/refunds", read, s.handleRefundList())
+	v1("POST", "/v1/refunds", write, s.handleRefundCreate())
+	v1("GET", "/v1/refunds/:id", read, s.handleRefundGet())
+	v1("GET", "/v1/payment-methods", read, s.handlePaymentMethodList())
+	v1("POST", "/v1/payment-methods", write, s.handlePaymentMethodCreate())
+	v1("GET", "/v1/payment-methods/:id", read, s.handlePaymentMethodGet())
+	v1("POST", "/v1/payment-methods/:id/attach", write, s.handlePaymentMethodAttach())
+	v1("POST", "/v1/payment-methods/:id/detach", write, s.handlePaymentMethodDetach())
+	v1("GET", "/v1/setup-intents", read, s.handleSetupIntentList())
+	v1("POST", "/v1/setup-intents", write, s.handleSetupIntentCreate())
+	v1("GET", "/v1/setup-intents/:id", read, s.handleSetupIntentGet())
+	v1("POST", "/v1/setup-intents/:id/confirm", write, s.handleSetupIntentConfirm())
+	v1("POST", "/v1/setup-intents/:id/cancel", write, s.handleSetupIntentCancel())
+	v1("POST", "/v1/payment-previews", write, s.handlePaymentPreview())
+	v1("GET", "/v1/transactions", read, s.handleTransactionList())
+	v1("GET", "/v1/transactions/:id", read, s.handleTransactionGet())
+	// The buyer's PIX QR image and printable boleto (no API key: the intent's client_secret).
+	r.Handler(http.MethodGet, "/payment-intents/:id/pix.png", s.handlePixQRPublic())
+	r.Handler(http.MethodGet, "/payment-intents/:id/boleto", s.handleBoletoPage())
+
+	// Hosted checkout (no API key: the session's client_secret opens it) and payment links.
+	r.Handler(http.MethodGet, "/checkout/:id", s.hosted(s.handleHostedCheckout()))
+	r.Handler(http.MethodPost, "/checkout/:id/confirm", s.hosted(s.handleHostedConfirm()))
+	r.Handler(http.MethodPost, "/checkout/:id/simulate", s.hosted(s.handleHostedSimulate()))
+	r.Handler(http.MethodGet, "/checkout/:id/status", s.hosted(s.handleHostedStatus()))
+	r.Handler(http.MethodGet, "/checkout/:id/boleto", s.hosted(s.handleHostedBoleto()))
+	r.Handler(http.MethodGet, "/checkout/:id/pix.png", s.hosted(s.handleHostedPixQR()))
+	r.Handler(http.MethodGet, "/checkout/:id/canceled", s.hosted(s.handleHostedCanceled()))
+	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
+	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
 	v1("POST", "/v1/test-helpers/advance-clock", write, s.handleAdvanceClock())
 

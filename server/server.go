@@ -12,6 +12,7 @@ import (
 	"troco/db"
 	"troco/server/clock"
 	"troco/server/jobs"
+	"troco/server/payments"
 	"troco/server/secrets"
 )
 
@@ -27,6 +28,9 @@ type Config struct {
 	BaseURL string
 	// AllowTimeTravel enables POST /v1/test-helpers/advance-clock.
 	AllowTimeTravel bool
+	// AllowPrivateWebhooks lets live webhook endpoints use loopback and private addresses
+	// (serve --allow-private-webhooks); the dispatcher takes the same setting.
+	AllowPrivateWebhooks bool
 	// RateLimit enables the /v1 per-key rate limits of CONTRACT 10.
 	RateLimit bool
 	// SimDelay is the delay of simulated delayed settlements.
@@ -44,6 +48,7 @@ type Server struct {
 	idem    inflight
 	touched sync.Map // key id → unix second of the last last_used_at write this process queued
 	handler http.Handler
+	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 }
 
 // New builds the server and its routes.
@@ -58,6 +63,17 @@ func New(cfg Config) *Server {
 		cfg.Secrets = secrets.Random()
 	}
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
+	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
+	if cfg.Jobs != nil {
+		// The payment jobs share this server's engine, so serve and the tests get them here.
+		for _, j := range s.paymentJobs() {
+			cfg.Jobs.Add(j)
+		}
+		cfg.Jobs.Add(s.checkoutExpiryJob())
+		s.registerActivationJobs()
+	}
+	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3).
+	s.pay.AfterSettle = s.checkoutService().IntentSettled
 	s.handler = s.routes()
 	return s
 }

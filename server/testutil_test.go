@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"troco/server/core"
 	"troco/server/domain"
 	"troco/server/jobs"
+	"troco/server/secrets"
 )
 
 // testEnv is a real troco server over HTTPS on a real SQLite file in a temp dir.
@@ -34,6 +36,9 @@ type testEnv struct {
 	Test   string // ch_test_ token (read, write) of Org
 	Live   string // ch_live_ token (read, write) of Org
 	Client *http.Client
+	// Path is the SQLite file and Config the server's configuration (to reopen them: restarts).
+	Path   string
+	Config server.Config
 }
 
 type envOption func(*server.Config)
@@ -51,7 +56,8 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
 	is := is.New(t)
 	clk := clock.NewOffset(clock.Real{}, 0)
-	d, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "troco.db"), db.Options{Schema: schemaSQL(t), Clock: clk, Synchronous: "NORMAL"})
+	path := filepath.Join(t.TempDir(), "troco.db")
+	d, err := db.Open(context.Background(), path, db.Options{Schema: schemaSQL(t), Clock: clk, Synchronous: "NORMAL"})
 	is.NoErr(err) // open database
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	runner := jobs.NewRunner(clk, log)
@@ -59,8 +65,11 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = secrets.Random()
+	}
 	srv := httptest.NewTLSServer(server.New(cfg))
-	e := &testEnv{t: t, srv: srv, DB: d, Clock: clk, Jobs: runner, Client: srv.Client()}
+	e := &testEnv{t: t, srv: srv, DB: d, Clock: clk, Jobs: runner, Client: srv.Client(), Path: path, Config: cfg}
 	t.Cleanup(func() {
 		srv.Close()
 		d.Close()
@@ -129,8 +138,18 @@ func (r resp) Str(k string) string {
 }
 
 // Do sends a request with the token (empty: none) and a JSON body (nil: none; string: raw).
+// headers are name, value pairs set after the defaults (so they can override them).
 func (e *testEnv) Do(method, path, token string, body any, headers ...string) resp {
 	e.t.Helper()
+	out, err := e.TryDo(method, path, token, body, headers...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// TryDo is Do returning its failure instead of failing the test; it is safe in goroutines.
+func (e *testEnv) TryDo(method, path, token string, body any, headers ...string) (resp, error) {
 	var rdr io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -141,13 +160,13 @@ func (e *testEnv) Do(method, path, token string, body any, headers ...string) re
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
-			e.t.Fatalf("encode body: %v", err)
+			return resp{}, fmt.Errorf("encode body: %w", err)
 		}
 		rdr = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequest(method, e.srv.URL+path, rdr)
 	if err != nil {
-		e.t.Fatalf("new request: %v", err)
+		return resp{}, fmt.Errorf("new request: %w", err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -158,19 +177,104 @@ func (e *testEnv) Do(method, path, token string, body any, headers ...string) re
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
+	return e.Send(req)
+}
+
+// Send sends a prepared request (for header shapes Do cannot express) and decodes the answer.
+func (e *testEnv) Send(req *http.Request) (resp, error) {
 	res, err := e.Client.Do(req)
 	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
+		return resp{}, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	out := resp{Status: res.StatusCode, Header: res.Header, Raw: raw}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, &out.Body); err != nil {
-			e.t.Fatalf("%s %s: response is not JSON: %s", method, path, raw)
+			return out, fmt.Errorf("%s %s: response is not JSON: %s", req.Method, req.URL.Path, raw)
 		}
 	}
+	return out, nil
+}
+
+// NewRequest builds a request to the server without any default header.
+func (e *testEnv) NewRequest(method, path string, body io.Reader) *http.Request {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, body)
+	if err != nil {
+		e.t.Fatalf("new request: %v", err)
+	}
+	return req
+}
+
+// CreateOrg creates an organization from in (platforms, connected organizations, statuses).
+func (e *testEnv) CreateOrg(in core.OrganizationInput) *domain.Organization {
+	e.t.Helper()
+	var org *domain.Organization
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		var err error
+		org, err = core.CreateOrganization(tx, in)
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("create org: %v", err)
+	}
+	return org
+}
+
+// CreateKey creates a key from in and returns it (with its token) or the operation's error.
+func (e *testEnv) CreateKey(in core.APIKeyInput) (*domain.APIKey, error) {
+	var k *domain.APIKey
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		var err error
+		k, err = core.CreateAPIKey(tx, in)
+		return err
+	})
+	return k, err
+}
+
+// NewPlatform creates an active platform with split rules configured and returns it with a
+// test platform_admin token.
+func (e *testEnv) NewPlatform(name string) (*domain.Organization, string) {
+	e.t.Helper()
+	p := e.CreateOrg(core.OrganizationInput{Name: name, Platform: true, ActivationStatus: domain.ActivationActive})
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error { return tx.ConfigureSplitRules(*p.Platform, `{"platform_rate":100}`) })
+	if err != nil {
+		e.t.Fatalf("configure split rules: %v", err)
+	}
+	k, err := e.CreateKey(core.APIKeyInput{OrgID: p.ID, Scopes: []string{domain.ScopePlatformAdmin}})
+	if err != nil {
+		e.t.Fatalf("create platform key: %v", err)
+	}
+	return p, k.Token
+}
+
+// ErrType returns error.type of an error answer.
+func (r resp) ErrType() string {
+	e, _ := r.Body["error"].(map[string]any)
+	s, _ := e["type"].(string)
+	return s
+}
+
+// Data returns the data array of a list answer.
+func (r resp) Data() []map[string]any {
+	items, _ := r.Body["data"].([]any)
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		out = append(out, m)
+	}
 	return out
+}
+
+// IDs returns the ids in the data array of a list answer, in order.
+func (r resp) IDs() []string {
+	var ids []string
+	for _, m := range r.Data() {
+		id, _ := m["id"].(string)
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // URL is the server's base address.

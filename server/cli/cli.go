@@ -35,10 +35,17 @@ const usage = `troco: a payments platform for Brazil and its own sandbox.
 Usage:
   troco serve [flags]                      run the HTTPS server
   troco org create --name N [--document D] [--platform] [--connected-to plat_…] [--activation-status S]
+  troco org set-status org_… --status active|disabled|in_review|not_submitted [--env live|test|both]
+                       [--disabled-reason R] [--missing a,b]   record a review (emits organization.updated)
   troco platform configure plat_… --split-rules '<json>'
   troco key create --org org_… --env test|live [--scopes read,write|admin|platform_admin] [--name N] [--expires-at RFC3339]
   troco key revoke key_… [--reason R]
   troco key list --org org_…
+  troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]
+                                           follow new events live, like a log (Ctrl-C to stop)
+  troco trigger <event-type> [--org org_…] [--wait 10s]
+                                           create test-mode objects that emit the event and show
+                                           the deliveries of a running serve to your endpoints
 
 Administration commands take --db (TROCO_DB) and --json, and work while serve runs.
 Run 'troco serve -h' for the server flags.
@@ -54,6 +61,8 @@ func Run(ctx context.Context, env Env) error {
 	switch cmd := strings.Join(args[:min(2, len(args))], " "); {
 	case args[0] == "serve":
 		return serve(ctx, env, args[1:])
+	case cmd == "org set-status":
+		return orgSetStatus(ctx, env, args[2:])
 	case cmd == "org create":
 		return orgCreate(ctx, env, args[2:])
 	case cmd == "platform configure":
@@ -64,6 +73,10 @@ func Run(ctx context.Context, env Env) error {
 		return keyRevoke(ctx, env, args[2:])
 	case cmd == "key list":
 		return keyList(ctx, env, args[2:])
+	case cmd == "events tail":
+		return eventsTail(ctx, env, args[2:])
+	case args[0] == "trigger":
+		return triggerEvent(ctx, env, args[1:])
 	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil

@@ -23,6 +23,7 @@ import (
 	"troco/server/jobs"
 	"troco/server/secrets"
 	"troco/server/tlsutil"
+	"troco/server/webhooks"
 )
 
 // serveConfig is the parsed configuration of `troco serve`.
@@ -150,8 +151,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	runner := jobs.NewRunner(clk, log)
 	registerJobs(runner, store)
+	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
+	runner.Add(dispatcher.Job())
 	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
-		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay})
+		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks})
 
 	httpsServer := &http.Server{
 		Handler:           srv,
@@ -175,6 +178,8 @@ func serve(ctx context.Context, env Env, args []string) error {
 	printBanner(env, cfg, org, bootKey, caPath)
 	runner.Start()
 	defer runner.Stop()
+	dispatcher.Start()
+	defer dispatcher.Stop() // waits for the deliveries in flight; runs before the store closes
 
 	errc := make(chan error, 2)
 	go func() { errc <- httpsServer.Serve(tls.NewListener(ln, tlsConfig)) }()

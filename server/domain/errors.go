@@ -55,8 +55,15 @@ type Error struct {
 	Param   string `json:"param,omitempty"`
 	Message string `json:"message"`
 	DocURL  string `json:"doc_url,omitempty"`
+	// DeclineCode and AdviceCode qualify a card_error (402) the way Stripe does.
+	DeclineCode string `json:"decline_code,omitempty"`
+	AdviceCode  string `json:"advice_code,omitempty"`
+	// Charge names the failed charge of a declined confirmation.
+	Charge string `json:"charge,omitempty"`
 	// PaymentIntent is the intent attached to a declined confirmation (402).
 	PaymentIntent any `json:"payment_intent,omitempty"`
+	// SetupIntent is the setup intent attached to a declined setup confirmation (402).
+	SetupIntent any `json:"setup_intent,omitempty"`
 	// KeepChanges asks the transaction to commit the writes made before the error (a declined
 	// payment is recorded and still answered as an error).
 	KeepChanges bool `json:"-"`

@@ -3,6 +3,7 @@ package domain
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 )
 
 // Opt is an optional request field that tells apart "absent", "null" and a value, so updates can
@@ -20,7 +21,33 @@ func (o *Opt[T]) UnmarshalJSON(b []byte) error {
 		o.Null = true
 		return nil
 	}
+	if m, ok := any(&o.V).(*map[string]string); ok {
+		return unmarshalStringMap(b, m)
+	}
 	return json.Unmarshal(b, &o.V)
+}
+
+// unmarshalStringMap decodes an object of strings (metadata); a value of another type is
+// reported with its key, so the API names the param metadata[key].
+func unmarshalStringMap(b []byte, dst *map[string]string) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				te.Field = k
+			}
+			return err
+		}
+		out[k] = s
+	}
+	*dst = out
+	return nil
 }
 
 // Value reports the value when present and not null.

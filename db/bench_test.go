@@ -1,0 +1,159 @@
+package db_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"troco/db"
+	"troco/server/core"
+	"troco/server/domain"
+)
+
+// Benchmarks of the storage hot paths on a real SQLite file (see docs/PERFORMANCE.md):
+//
+//	go test ./db -run '^$' -bench . -benchmem
+//
+// The file lives in b.TempDir(), so the fsync cost is the one of the disk under TMPDIR.
+
+func benchDB(b *testing.B, sync string) (*db.DB, domain.Scope) {
+	b.Helper()
+	schema, err := os.ReadFile(filepath.Join("..", "schema.sql"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), db.Options{Schema: string(schema), Synchronous: sync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	var org *domain.Organization
+	err = d.Write(context.Background(), func(tx *db.Tx) error {
+		org, err = core.CreateOrganization(tx, core.OrganizationInput{Name: "Bench Ltda"})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d, domain.Scope{OrgID: org.ID}
+}
+
+func str(s string) *string { return &s }
+
+// createCustomer is the write of POST /v1/customers: the customer and its event.
+func createCustomer(tx *db.Tx, s domain.Scope, n int64) error {
+	return tx.Savepoint(func() error {
+		c := &domain.Customer{Email: str("bench+" + strconv.FormatInt(n, 10) + "@example.com"), Name: str("Bench"), Metadata: domain.Metadata{"k": "v"}}
+		if err := tx.CreateCustomer(s, c); err != nil {
+			return err
+		}
+		return tx.InsertEvent(s, &domain.Event{Type: "customer.created", Data: domain.EventData{Object: c}})
+	})
+}
+
+// BenchmarkWrite measures DB.Write with concurrent callers (the group commit): each op is one
+// request's transaction (customer + event in a savepoint); ns/op is the inverse of throughput.
+// The serial variant is one caller at a time: one commit (and fsync) per transaction.
+func BenchmarkWrite(b *testing.B) {
+	for _, sync := range []string{"FULL", "NORMAL"} {
+		for _, par := range []int{1, 32} {
+			b.Run(sync+"/callers="+strconv.Itoa(par), func(b *testing.B) {
+				d, scope := benchDB(b, sync)
+				var n atomic.Int64
+				b.ReportAllocs()
+				b.SetParallelism(par) // × GOMAXPROCS goroutines
+				if par == 1 {
+					for b.Loop() {
+						if err := d.Write(context.Background(), func(tx *db.Tx) error { return createCustomer(tx, scope, n.Add(1)) }); err != nil {
+							b.Fatal(err)
+						}
+					}
+					return
+				}
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := d.Write(context.Background(), func(tx *db.Tx) error { return createCustomer(tx, scope, n.Add(1)) }); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkListCustomers is one list page (limit 10, then a starting_after page) over 10,000
+// customers of the scope.
+func BenchmarkListCustomers(b *testing.B) {
+	d, scope := benchDB(b, "NORMAL")
+	var cursor string
+	for i := range 100 {
+		err := d.Write(context.Background(), func(tx *db.Tx) error {
+			for j := range 100 {
+				if err := createCustomer(tx, scope, int64(i*100+j)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = d.Read(context.Background(), func(tx *db.Tx) error {
+		items, _, err := tx.ListCustomers(scope, db.CustomerFilter{}, db.ListParams{Limit: 5000})
+		if err == nil && len(items) > 0 {
+			cursor = items[len(items)-1].ID
+		}
+		return err
+	})
+	for _, tc := range []struct {
+		name string
+		p    db.ListParams
+	}{{"first", db.ListParams{Limit: 10}}, {"starting_after", db.ListParams{Limit: 10, StartingAfter: cursor}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				err := d.Read(context.Background(), func(tx *db.Tx) error {
+					items, _, err := tx.ListCustomers(scope, db.CustomerFilter{}, tc.p)
+					if err == nil && len(items) != 10 {
+						b.Fatalf("got %d items", len(items))
+					}
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRead is the cost of DB.Read around a primary-key lookup (the customer retrieve).
+func BenchmarkRead(b *testing.B) {
+	d, scope := benchDB(b, "NORMAL")
+	var id string
+	_ = d.Write(context.Background(), func(tx *db.Tx) error {
+		c := &domain.Customer{Email: str("a@example.com")}
+		err := tx.CreateCustomer(scope, c)
+		id = c.ID
+		return err
+	})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			err := d.Read(context.Background(), func(tx *db.Tx) error {
+				_, err := tx.FindCustomerByID(scope, id)
+				return err
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -1,0 +1,498 @@
+package checkout
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"troco/db"
+	"troco/server/boleto"
+	"troco/server/core"
+	"troco/server/domain"
+	"troco/server/payments"
+)
+
+// Confirm is the buyer paying (SPEC 3.3 open → complete), through the API or the hosted page:
+//
+//   - only an open session within its 24 hours can be confirmed (409 otherwise, nothing changes);
+//   - in live mode the organization must be active (organization_not_activated);
+//   - the buyer data is validated against the session's requirements, the customer is found
+//     (existing, by e-mail, by document) or created;
+//   - the session's payment intent (created at the first attempt, for the session's total as
+//     computed from its prices) is confirmed by the payments engine with the chosen method;
+//   - a declined card is recorded and answered 402 with the session left open; an approved card
+//     completes the session as paid; a waiting PIX, boleto or processing card completes it unpaid
+//     (SPEC 2.4), and settlement later moves payment_status (IntentSettled).
+//
+// attempt, when not empty, is the hosted form's one-time token: a repeated submission of the same
+// form (a double click) returns the session as it is without a second charge.
+func (svc *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams, attempt string) (*domain.CheckoutSession, error) {
+	cs, err := GetSession(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.ClientSecret != nil && !SecretMatches(cs, *p.ClientSecret) {
+		return nil, domain.Invalid("client_secret", "The client_secret does not match this checkout session.")
+	}
+	if attempt != "" {
+		repeated, err := tx.SwapCheckoutAttempt(a.Scope, cs.ID, attempt)
+		if err != nil {
+			return nil, err
+		}
+		if repeated {
+			return cs, nil
+		}
+	}
+	if cs.Status == domain.CheckoutOpen && !tx.Now.Before(cs.ExpiresAt.Time) {
+		// Past its 24 hours but not yet reached by the expiry job: expire it now.
+		if err := svc.expire(tx, a, cs); err != nil {
+			return nil, err
+		}
+		e := stateConflict(cs, "confirmed").(*domain.Error)
+		e.KeepChanges = true
+		return nil, e
+	}
+	if cs.Status != domain.CheckoutOpen {
+		return nil, stateConflict(cs, "confirmed")
+	}
+	org, err := tx.FindOrganizationByID(a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	if !CanAcceptPayments(org, a.Livemode) {
+		return nil, errNotActivated()
+	}
+	before := *cs
+	if err := applyBuyer(cs, Buyer{Email: p.CustomerEmail, Name: p.CustomerName, Document: p.CustomerDocument, Phone: p.CustomerPhone}); err != nil {
+		return nil, err
+	}
+	if p.BillingAddress != nil {
+		addr := *p.BillingAddress
+		if err := core.ValidateAddress("billing_address", &addr); err != nil {
+			return nil, err
+		}
+		p.BillingAddress = &addr
+	}
+	switch {
+	case cs.RequireDocument && cs.CustomerDocument == nil:
+		return nil, domain.Missing("customer_document")
+	case cs.RequirePhone && cs.CustomerPhone == nil:
+		return nil, domain.Missing("customer_phone")
+	case cs.RequireBillingAddress && p.BillingAddress == nil:
+		return nil, domain.Missing("billing_address")
+	}
+
+	if cs.TotalAmount == 0 {
+		return svc.completeFree(tx, a, cs, &before, p)
+	}
+
+	method := p.PaymentMethodType
+	if method == "" && (p.Card != nil || p.PaymentMethod != "") {
+		method = domain.MethodCreditCard
+	}
+	if method == "" && len(cs.PaymentMethodTypes) == 1 {
+		method = cs.PaymentMethodTypes[0]
+	}
+	if method == "" {
+		return nil, domain.Missing("payment_method_type")
+	}
+	if !cs.Offers(method) {
+		return nil, domain.Invalid("payment_method_type", "This checkout session offers %s; %q is not one of them.", strings.Join(cs.PaymentMethodTypes, ", "), method)
+	}
+	opts := cs.PaymentMethodOptions
+	if method == domain.MethodCreditCard && p.Installments != nil && opts != nil && opts.CreditCard != nil && *p.Installments > opts.CreditCard.MaxInstallments {
+		return nil, domain.Invalid("installments", "This checkout session allows at most %d instalments.", opts.CreditCard.MaxInstallments)
+	}
+	if method == domain.MethodBoleto && p.BoletoDueDate == nil && opts != nil && opts.Boleto != nil && opts.Boleto.ExpiresAfterDays != DefaultBoletoDays {
+		due := boleto.DateOf(tx.Now).AddDays(opts.Boleto.ExpiresAfterDays).String()
+		p.BoletoDueDate = &due
+	}
+	customer, err := svc.resolveCustomer(tx, a, cs, p.BillingAddress)
+	if err != nil {
+		return nil, err
+	}
+	pi, err := svc.ensureIntent(tx, a, cs, &customer)
+	if err != nil {
+		return nil, err
+	}
+	// The buyer data typed so far and the intent link survive a declined attempt.
+	if err := tx.UpdateCheckoutSession(a.Scope, cs); err != nil {
+		return nil, err
+	}
+	cp := p
+	cp.ClientSecret = nil
+	cp.PaymentMethodType = method
+	cp.CustomerEmail, cp.CustomerName, cp.CustomerDocument, cp.CustomerPhone = cs.CustomerEmail, cs.CustomerName, cs.CustomerDocument, cs.CustomerPhone
+	if cs.Mode == domain.CheckoutModeSubscription {
+		cp.SavePaymentMethod = true // renewals charge the saved card
+	}
+	pi, err = svc.Payments.Confirm(tx, a, pi.ID, cp)
+	if err != nil {
+		return nil, err // a decline keeps its record (KeepChanges) and leaves the session open
+	}
+	if pi.Status == domain.PIStatusRequiresPaymentMethod {
+		// The attempt failed at once (SPEC 8.5 expire_immediately): the session stays open and
+		// accepts another attempt.
+		msg := "The payment attempt failed; try again."
+		code := domain.CodePaymentAttemptExpired
+		if pi.LastPaymentError != nil {
+			msg, code = pi.LastPaymentError.Message, pi.LastPaymentError.Code
+		}
+		return nil, &domain.Error{Status: http.StatusPaymentRequired, Type: domain.TypeInvalidRequest, Code: code, Message: msg, PaymentIntent: pi, KeepChanges: true}
+	}
+	var pm *string
+	if cs.Mode == domain.CheckoutModeSubscription {
+		pm = pi.PaymentMethod
+	}
+	return cs, svc.complete(tx, a, cs, &before, customer, pi, pm)
+}
+
+// completeFree completes a session with nothing to charge now: no_payment_required, or a
+// subscription whose first charge waits for a trial (the card is saved first when
+// payment_method_collection is always).
+func (svc *Service) completeFree(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, before *domain.CheckoutSession, p ConfirmParams) (*domain.CheckoutSession, error) {
+	customer, err := svc.resolveCustomer(tx, a, cs, p.BillingAddress)
+	if err != nil {
+		return nil, err
+	}
+	var pmID *string
+	if cs.Mode == domain.CheckoutModeSubscription && cs.PaymentMethodCollection == "always" {
+		if p.Card == nil && p.PaymentMethod == "" {
+			return nil, domain.Missing("card")
+		}
+		id := p.PaymentMethod
+		if p.Card != nil {
+			pm, err := svc.Payments.CreatePaymentMethod(tx, a, payments.PaymentMethodParams{Type: domain.MethodCreditCard, Card: p.Card})
+			if err != nil {
+				return nil, err
+			}
+			id = pm.ID
+		}
+		pm, err := svc.Payments.AttachPaymentMethod(tx, a, id, payments.AttachParams{Customer: customer})
+		if err != nil {
+			return nil, err
+		}
+		pmID = &pm.ID
+	}
+	return cs, svc.complete(tx, a, cs, before, customer, nil, pmID)
+}
+
+// complete moves an open session to complete: customer, payment data and status from the
+// intent, the subscription of a subscription-mode session, and checkout.session.completed with
+// the previous values of what changed.
+func (svc *Service) complete(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, before *domain.CheckoutSession, customer string, pi *domain.PaymentIntent, pm *string) error {
+	cs.Status = domain.CheckoutComplete
+	cs.Customer = &customer
+	if pi != nil {
+		cs.PaymentData = pi.PaymentData
+		if pi.Status == domain.PIStatusSucceeded {
+			cs.PaymentStatus = domain.CheckoutPaid
+		}
+	}
+	if cs.Mode == domain.CheckoutModeSubscription {
+		sub, err := startSubscription(tx, a, cs, customer, pm, cs.PaymentStatus != domain.CheckoutUnpaid)
+		if err != nil {
+			return err
+		}
+		cs.Subscription = &sub.ID
+	}
+	if err := tx.UpdateCheckoutSession(a.Scope, cs); err != nil {
+		return err
+	}
+	return core.Emit(tx, a, EventCompleted, cs, before)
+}
+
+// resolveCustomer returns the session's customer: the one given at creation, else the newest
+// customer with the buyer's e-mail, else with the buyer's document, else a new one (SPEC 2.4).
+func (svc *Service) resolveCustomer(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, addr *domain.Address) (string, error) {
+	if cs.Customer != nil {
+		return *cs.Customer, nil
+	}
+	if cs.CustomerEmail != nil {
+		c, err := tx.FindCustomerByEmail(a.Scope, *cs.CustomerEmail)
+		if err == nil {
+			return c.ID, nil
+		}
+		if !errors.Is(err, db.ErrNotFound) {
+			return "", err
+		}
+	}
+	if cs.CustomerDocument != nil {
+		c, err := tx.FindCustomerByDocument(a.Scope, *cs.CustomerDocument)
+		if err == nil {
+			return c.ID, nil
+		}
+		if !errors.Is(err, db.ErrNotFound) {
+			return "", err
+		}
+	}
+	set := func(p *string) domain.Opt[string] {
+		if p == nil {
+			return domain.Opt[string]{}
+		}
+		return domain.Opt[string]{Set: true, V: *p}
+	}
+	params := core.CustomerParams{Email: set(cs.CustomerEmail), Name: set(cs.CustomerName), Phone: set(cs.CustomerPhone), Document: set(cs.CustomerDocument),
+		Metadata: domain.Opt[map[string]string]{Set: true, V: map[string]string{"checkout_session": cs.ID}}}
+	if addr != nil {
+		params.Address = domain.Opt[domain.Address]{Set: true, V: *addr}
+	}
+	c, err := core.CreateCustomer(tx, a, params)
+	if err != nil {
+		return "", err
+	}
+	return c.ID, nil
+}
+
+// ensureIntent returns the session's payment intent, creating it at the first attempt for the
+// session's total (never an amount from the request) and keeping its customer current.
+func (svc *Service) ensureIntent(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, customer *string) (*domain.PaymentIntent, error) {
+	if cs.PaymentIntent != nil {
+		pi, err := svc.Payments.GetIntent(tx, a.Scope, *cs.PaymentIntent)
+		if err != nil {
+			return nil, err
+		}
+		if customer != nil && (pi.Customer == nil || *pi.Customer != *customer) && pi.Status == domain.PIStatusRequiresPaymentMethod {
+			return svc.Payments.UpdateIntent(tx, a, pi.ID, payments.IntentParams{Customer: domain.Opt[string]{Set: true, V: *customer}})
+		}
+		return pi, nil
+	}
+	amount, currency := cs.TotalAmount, cs.Currency
+	desc := sessionDescription(cs)
+	params := payments.IntentParams{
+		Amount: &amount, Currency: &currency, PaymentMethodTypes: cs.PaymentMethodTypes,
+		Description: domain.Opt[string]{Set: true, V: desc},
+		Metadata:    domain.Opt[map[string]string]{Set: true, V: intentMetadata(cs)},
+	}
+	if customer != nil {
+		params.Customer = domain.Opt[string]{Set: true, V: *customer}
+	}
+	if o := cs.PaymentMethodOptions; o != nil && o.CreditCard != nil && o.CreditCard.InterestPayer != "" {
+		payer := o.CreditCard.InterestPayer
+		params.InterestPayer = &payer
+	}
+	pi, err := svc.Payments.CreateIntent(tx, a, params)
+	if err != nil {
+		return nil, err
+	}
+	cs.PaymentIntent = &pi.ID
+	return pi, nil
+}
+
+// intentMetadata is the session's metadata plus the session id, within the metadata limits.
+func intentMetadata(cs *domain.CheckoutSession) map[string]string {
+	m := map[string]string{}
+	for k, v := range cs.Metadata {
+		m[k] = v
+	}
+	if len(m) < domain.MaxMetadataKeys {
+		m["checkout_session"] = cs.ID
+	}
+	return m
+}
+
+// sessionDescription names what is bought, for the intent and its charges.
+func sessionDescription(cs *domain.CheckoutSession) string {
+	names := make([]string, 0, len(cs.LineItems))
+	for _, li := range cs.LineItems {
+		if li.Description != nil {
+			names = append(names, *li.Description)
+		}
+	}
+	d := strings.Join(names, ", ")
+	if r := []rune(d); len(r) > 1000 {
+		d = string(r[:997]) + "..."
+	}
+	return d
+}
+
+// cancelIntent cancels the payment intent of an expiring session; an intent that can no longer
+// be canceled (paid, already canceled) is left as it is.
+func (svc *Service) cancelIntent(tx *db.Tx, a domain.Actor, id string) error {
+	pi, err := svc.Payments.GetIntent(tx, a.Scope, id)
+	if err != nil {
+		return err
+	}
+	switch pi.Status {
+	case domain.PIStatusSucceeded, domain.PIStatusCanceled, domain.PIStatusProcessing:
+		return nil
+	}
+	reason := "abandoned"
+	_, err = svc.Payments.CancelIntent(tx, a, id, payments.CancelParams{CancellationReason: &reason})
+	return err
+}
+
+// IntentSettled is called by the payments engine after a waiting payment of an intent resolves
+// (PIX or boleto paid or expired, a delayed rule, the hosted test bar, a test helper). A complete
+// session of that intent becomes paid with checkout.session.async.payment.succeeded, or stays
+// unpaid with checkout.session.async.payment.failed (SPEC 3.3).
+func (svc *Service) IntentSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
+	cs, err := tx.FindCheckoutSessionByPaymentIntent(a.Scope, pi.ID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if cs.Status != domain.CheckoutComplete || cs.PaymentStatus != domain.CheckoutUnpaid {
+		return nil
+	}
+	before := *cs
+	switch pi.Status {
+	case domain.PIStatusSucceeded:
+		cs.PaymentStatus = domain.CheckoutPaid
+		if err := tx.UpdateCheckoutSession(a.Scope, cs); err != nil {
+			return err
+		}
+		if cs.Subscription != nil {
+			if err := activateSubscription(tx, a, *cs.Subscription); err != nil {
+				return err
+			}
+		}
+		return core.Emit(tx, a, EventAsyncPaymentSuccess, cs, &before)
+	case domain.PIStatusRequiresPaymentMethod, domain.PIStatusCanceled:
+		if err := tx.UpdateCheckoutSession(a.Scope, cs); err != nil {
+			return err
+		}
+		return core.Emit(tx, a, EventAsyncPaymentFailed, cs, &before)
+	}
+	return nil
+}
+
+// Test helper actions of SPEC 4.5.
+const (
+	HelperSucceed = "succeed"
+	HelperFail    = "fail"
+	HelperExpire  = "expire"
+)
+
+// TestHelper applies a SPEC 4.5 test helper to a session and returns the updated payment intent
+// (test keys only):
+//
+//   - succeed: an open session is paid as a buyer would pay (an approving test card when cards
+//     are offered, else PIX settled at once) and completes; a complete session whose PIX,
+//     boleto or card waits is settled (async.payment.succeeded).
+//   - fail: an open session records a failed attempt on its intent (a declined test card, or an
+//     expired PIX) and stays open; a waiting payment expires (async.payment.failed).
+//   - expire: an open session expires and its intent is canceled.
+//
+// A session without an intent gets one first, so there is always an intent to return.
+func (svc *Service) TestHelper(tx *db.Tx, a domain.Actor, id, action string) (*domain.PaymentIntent, error) {
+	cs, err := GetSession(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if a.Livemode {
+		return nil, domain.TestmodeRequired()
+	}
+	if cs.TotalAmount == 0 {
+		return nil, domain.Conflict(domain.CodeResourceStateConflict, "This checkout session charges nothing (payment_status no_payment_required), so it has no payment intent; confirm or expire it instead.")
+	}
+	if cs.Status == domain.CheckoutExpired {
+		return nil, stateConflict(cs, action+"ed")
+	}
+	if cs.Status == domain.CheckoutComplete {
+		if action == HelperExpire || cs.PaymentIntent == nil {
+			return nil, stateConflict(cs, "expired")
+		}
+		pi, err := svc.Payments.GetIntent(tx, a.Scope, *cs.PaymentIntent)
+		if err != nil {
+			return nil, err
+		}
+		if !pi.Waiting() {
+			return nil, domain.Conflict(domain.CodeResourceStateConflict, "This checkout session is complete and its payment intent is %s; there is no waiting payment to %s.", pi.Status, action)
+		}
+		return svc.settle(tx, a, pi.ID, action == HelperSucceed)
+	}
+	// Open session.
+	pi, err := svc.ensureIntent(tx, a, cs, cs.Customer)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.UpdateCheckoutSession(a.Scope, cs); err != nil {
+		return nil, err
+	}
+	switch action {
+	case HelperExpire:
+		if err := svc.expire(tx, a, cs); err != nil {
+			return nil, err
+		}
+		return svc.Payments.GetIntent(tx, a.Scope, pi.ID)
+	case HelperFail:
+		p := helperParams(cs, false, tx.Now)
+		p.CustomerEmail = nil // the default SPEC 8.5 rule: the PIX or boleto waits, then expires below
+		if _, err := svc.Payments.Confirm(tx, a, pi.ID, p); err != nil {
+			if e, ok := domain.AsError(err); !ok || !e.KeepChanges {
+				return nil, err
+			}
+		}
+		pi, err = svc.Payments.GetIntent(tx, a.Scope, pi.ID)
+		if err != nil {
+			return nil, err
+		}
+		if pi.Waiting() {
+			// A PIX attempt: let it expire, so the failure is recorded and the session stays open.
+			return svc.Payments.SimulateSettlement(tx, a, pi.ID, false)
+		}
+		return pi, nil
+	default: // succeed
+		if _, err := svc.Confirm(tx, a, cs.ID, helperParams(cs, true, tx.Now), ""); err != nil {
+			return nil, err
+		}
+		pi, err = svc.Payments.GetIntent(tx, a.Scope, pi.ID)
+		if err != nil {
+			return nil, err
+		}
+		if pi.Waiting() {
+			return svc.settle(tx, a, pi.ID, true)
+		}
+		return pi, nil
+	}
+}
+
+// settle resolves a waiting payment in test mode (test helpers, the hosted test bar); the
+// payments engine then calls IntentSettled.
+func (svc *Service) settle(tx *db.Tx, a domain.Actor, piID string, succeed bool) (*domain.PaymentIntent, error) {
+	return svc.Payments.SimulateSettlement(tx, a, piID, succeed)
+}
+
+// Simulate is the hosted test bar's 'simulate payment' (succeed) or 'simulate expiration' on a
+// complete test-mode session whose PIX or boleto waits.
+func (svc *Service) Simulate(tx *db.Tx, a domain.Actor, id string, succeed bool) (*domain.CheckoutSession, error) {
+	if a.Livemode {
+		return nil, domain.TestmodeRequired()
+	}
+	cs, err := GetSession(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if cs.Status != domain.CheckoutComplete || cs.PaymentStatus != domain.CheckoutUnpaid || cs.PaymentIntent == nil {
+		return nil, domain.Conflict(domain.CodeResourceStateConflict, "This checkout session has no waiting PIX or boleto payment to simulate.")
+	}
+	if _, err := svc.settle(tx, a, *cs.PaymentIntent, succeed); err != nil {
+		return nil, err
+	}
+	return GetSession(tx, a.Scope, id)
+}
+
+// helperParams is what the succeed and fail helpers pay with: a SPEC 7.1 test card when cards
+// are offered (4242… approves, 4000000000000002 declines), else PIX.
+func helperParams(cs *domain.CheckoutSession, succeed bool, now time.Time) ConfirmParams {
+	p := ConfirmParams{CustomerEmail: cs.CustomerEmail, CustomerName: cs.CustomerName, CustomerDocument: cs.CustomerDocument, CustomerPhone: cs.CustomerPhone}
+	if cs.Offers(domain.MethodCreditCard) {
+		number := "4242424242424242"
+		if !succeed {
+			number = "4000000000000002"
+		}
+		year := now.Year() + 3 // a future expiry is all the simulator needs
+		p.PaymentMethodType = domain.MethodCreditCard
+		p.Card = &payments.CardParams{Number: number, ExpMonth: 12, ExpYear: year, CVC: "123", HolderName: "Test Helper"}
+		return p
+	}
+	p.PaymentMethodType = domain.MethodPix
+	if !cs.Offers(domain.MethodPix) && cs.Offers(domain.MethodBoleto) {
+		p.PaymentMethodType = domain.MethodBoleto
+	}
+	return p
+}

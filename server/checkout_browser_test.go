@@ -1,0 +1,283 @@
+package server_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/matryer/is"
+
+	"troco/server/boleto"
+	"troco/server/pix"
+)
+
+// Browser tests of the hosted checkout: a real headless Chromium pays by card, by PIX with the
+// yellow bar's "simulate payment" and by boleto. They skip without a Chromium binary
+// ($CHROME_PATH or /usr/bin/chromium); CI installs one. With TROCO_SCREENSHOTS=1 they also
+// save every screen at desktop (1280) and phone (390) widths under docs/screenshots/.
+
+// chromePath returns the Chromium binary, or skips the test.
+func chromePath(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("CHROME_PATH"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium binary: set CHROME_PATH or install chromium (apt-get install -y chromium) to run the browser tests")
+	return ""
+}
+
+// chrome is one headless browser tab for a test.
+type chrome struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func newChrome(t *testing.T) *chrome {
+	path := chromePath(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.IgnoreCertErrors, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("lang", "pt-BR"),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return &chrome{t: t, ctx: ctx}
+}
+
+// do runs steps with a time limit.
+func (c *chrome) do(what string, steps ...chromedp.Action) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, steps...); err != nil {
+		c.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// text returns the visible text of the element with data-testid id.
+func (c *chrome) text(id string) string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
+	defer cancel()
+	var v string
+	if err := chromedp.Run(ctx, chromedp.Text(`[data-testid="`+id+`"]`, &v, chromedp.ByQuery)); err != nil {
+		c.t.Fatalf("text of %s: %v", id, err)
+	}
+	return strings.TrimSpace(v)
+}
+
+// has reports whether an element with data-testid id exists.
+func (c *chrome) has(id string) bool {
+	c.t.Helper()
+	var v bool
+	if err := chromedp.Run(c.ctx, chromedp.Evaluate(`document.querySelector('[data-testid="`+id+`"]') !== null`, &v)); err != nil {
+		c.t.Fatalf("query %s: %v", id, err)
+	}
+	return v
+}
+
+// shoot saves the current page at desktop and phone widths when TROCO_SCREENSHOTS=1.
+func (c *chrome) shoot(name string) {
+	c.t.Helper()
+	if os.Getenv("TROCO_SCREENSHOTS") != "1" {
+		return
+	}
+	dir := filepath.Join("..", "docs", "screenshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	for _, v := range []struct {
+		suffix        string
+		width, height int64
+		mobile        bool
+	}{{"desktop", 1280, 900, false}, {"phone", 390, 844, true}} {
+		opts := []chromedp.EmulateViewportOption{}
+		if v.mobile {
+			opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
+		var png []byte
+		err := chromedp.Run(ctx, chromedp.EmulateViewport(v.width, v.height, opts...), chromedp.Sleep(150*time.Millisecond), chromedp.FullScreenshot(&png, 100))
+		cancel()
+		if err != nil {
+			c.t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "checkout-"+name+"-"+v.suffix+".png"), png, 0o644); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	c.do("restore viewport", chromedp.EmulateViewport(1280, 900))
+}
+
+// tid selects the element with data-testid id.
+func tid(id string) string { return `[data-testid="` + id + `"]` }
+
+// sel is a CSS selector (chromedp.ByQuery).
+func sel(s string) string { return s }
+
+func TestBrowserCheckoutCard(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	s := e.coSimple(e.Test, map[string]any{"customer_email": "ana@example.com"})
+	br.do("open checkout", chromedp.Navigate(s.Str("url")), chromedp.WaitVisible(tid("pay-button"), chromedp.ByQuery))
+	is.True(br.has("sandbox-banner")) // test mode: the yellow bar
+	is.Equal(br.text("pay-button"), "Pagar R$ 100,00")
+	br.shoot("card")
+
+	// A declined card: a clear Portuguese message, the session still open.
+	br.do("decline",
+		chromedp.SendKeys(sel("#name"), "Ana Souza", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#card-number"), "4000000000009995", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#card-exp"), "1230", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#card-cvc"), "123", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#card-name"), "ANA SOUZA", chromedp.ByQuery),
+		chromedp.Click(tid("pay-button"), chromedp.ByQuery),
+		chromedp.WaitVisible(tid("error-message"), chromedp.ByQuery),
+	)
+	is.True(strings.Contains(br.text("error-message"), "Saldo ou limite insuficiente"))
+	br.shoot("declined")
+
+	// Brand detection and formatting as the buyer types, then instalments and payment.
+	br.do("type card",
+		chromedp.SendKeys(sel("#card-number"), "4242424242424242", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#card-exp"), "1230", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#card-cvc"), "123", chromedp.ByQuery),
+		chromedp.WaitVisible(tid("card-brand"), chromedp.ByQuery),
+	)
+	is.Equal(br.text("card-brand"), "Visa")
+	var number string
+	is.NoErr(chromedp.Run(br.ctx, chromedp.Value("#card-number", &number, chromedp.ByQuery)))
+	is.Equal(number, "4242 4242 4242 4242")
+	br.do("pay",
+		chromedp.SetValue(sel("#installments"), "3", chromedp.ByQuery),
+		chromedp.Click(tid("pay-button"), chromedp.ByQuery),
+		chromedp.WaitVisible(tid("success"), chromedp.ByQuery),
+	)
+	br.shoot("success")
+	g := e.Do("GET", "/v1/checkout-sessions/"+s.Str("id"), e.Test, nil)
+	is.Equal(g.Body["payment_status"], "paid")
+	is.Equal(dig(g.Body, "payment_data.credit_card.installments"), float64(3))
+}
+
+func TestBrowserCheckoutPixSimulated(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	s := e.coSimple(e.Test, nil)
+	br.do("choose pix",
+		chromedp.Navigate(s.Str("url")),
+		chromedp.WaitVisible(tid("pay-button"), chromedp.ByQuery),
+		chromedp.Click(sel(`label[for="method-pix"]`), chromedp.ByQuery),
+		chromedp.SendKeys(sel("#email"), "ana@example.com", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#name"), "Ana Souza", chromedp.ByQuery),
+		chromedp.Click(tid("pay-button"), chromedp.ByQuery),
+		chromedp.WaitVisible(tid("pix-code"), chromedp.ByQuery),
+	)
+	is.NoErr(pix.Verify(br.text("pix-code"))) // a valid BR Code
+	is.True(br.has("simulate-payment"))       // the bar offers the simulations while PIX waits
+	is.True(br.has("simulate-expiration"))
+	is.True(strings.Contains(br.text("pix-countdown"), ":"))
+	br.shoot("pix")
+	br.do("simulate payment", chromedp.Click(tid("simulate-payment"), chromedp.ByQuery), chromedp.WaitVisible(tid("success"), chromedp.ByQuery))
+	is.Equal(e.Do("GET", "/v1/checkout-sessions/"+s.Str("id"), e.Test, nil).Body["payment_status"], "paid")
+	is.Equal(len(e.coEvents(e.Test, "checkout.session.async.payment.succeeded", s.Str("id"))), 1)
+}
+
+func TestBrowserCheckoutBoleto(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	s := e.coSimple(e.Test, map[string]any{"cancel_url": "https://loja.example/carrinho"})
+	br.do("choose boleto",
+		chromedp.Navigate(s.Str("url")),
+		chromedp.WaitVisible(tid("pay-button"), chromedp.ByQuery),
+		chromedp.Click(sel(`label[for="method-boleto"]`), chromedp.ByQuery),
+		chromedp.WaitVisible(sel("#postal-code"), chromedp.ByQuery),
+	)
+	br.shoot("boleto-form")
+	br.do("fill boleto",
+		chromedp.SendKeys(sel("#email"), "bia@example.com", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#name"), "Bia Lima", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#document"), "529.982.247-25", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#postal-code"), "01310-100", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#state"), "SP", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#line1"), "Avenida Paulista", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#number"), "1000", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#neighborhood"), "Bela Vista", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#city"), "São Paulo", chromedp.ByQuery),
+		chromedp.Click(tid("pay-button"), chromedp.ByQuery),
+		chromedp.WaitVisible(tid("boleto-line"), chromedp.ByQuery),
+	)
+	line := strings.NewReplacer(".", "", " ", "").Replace(br.text("boleto-line"))
+	is.NoErr(boleto.ValidateLine(line)) // a linha digitável with valid check digits
+	is.True(br.has("simulate-payment"))
+	br.shoot("boleto")
+	print := "/checkout/" + s.Str("id") + "/boleto?secret=" + s.Str("client_secret")
+	br.do("print view", chromedp.Navigate(e.URL()+print), chromedp.WaitVisible(tid("boleto-print-view"), chromedp.ByQuery))
+	br.shoot("boleto-print")
+	br.do("simulate expiration",
+		chromedp.Navigate(s.Str("url")),
+		chromedp.WaitVisible(tid("simulate-expiration"), chromedp.ByQuery),
+		chromedp.Click(tid("simulate-expiration"), chromedp.ByQuery),
+		chromedp.WaitVisible(tid("page-failed"), chromedp.ByQuery),
+	)
+	br.shoot("failed")
+	g := e.Do("GET", "/v1/checkout-sessions/"+s.Str("id"), e.Test, nil)
+	is.Equal(g.Body["payment_status"], "unpaid")
+	is.Equal(len(e.coEvents(e.Test, "checkout.session.async.payment.failed", s.Str("id"))), 1)
+}
+
+func TestBrowserCheckoutLiveAndOtherScreens(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	e.setActivation("active")
+	live := e.coSession(e.Live, map[string]any{"line_items": []any{map[string]any{"price": e.coPrice(e.Live, "Camiseta", 10000, nil)}}})
+	br.do("live page", chromedp.Navigate(live.Str("url")), chromedp.WaitVisible(tid("pay-button"), chromedp.ByQuery))
+	is.True(!br.has("sandbox-banner")) // live mode: no yellow bar
+	br.shoot("live")
+
+	// English, subscription with a trial, the booking template and a seller's colours.
+	monthly := e.coPrice(e.Test, "Plano Pro", 4990, map[string]any{"interval": "month", "trial_period_days": 14})
+	sub := e.coSession(e.Test, map[string]any{"line_items": []any{map[string]any{"price": monthly}}, "payment_method_collection": "if_required",
+		"branding": map[string]any{"display_name": "Estúdio Azul", "primary_color": "#1D4ED8", "border_style": "pill"}})
+	br.do("english subscription", chromedp.Navigate(sub.Str("url")+"&lang=en"), chromedp.WaitVisible(tid("pay-button"), chromedp.ByQuery))
+	is.Equal(br.text("pay-button"), "Subscribe")
+	br.shoot("subscription-en")
+
+	booking := e.coSimple(e.Test, map[string]any{"template": "booking", "submit_type": "book"})
+	br.do("booking", chromedp.Navigate(booking.Str("url")), chromedp.WaitVisible(tid("pay-button"), chromedp.ByQuery))
+	is.Equal(br.text("pay-button"), "Reservar R$ 100,00")
+	br.shoot("booking")
+
+	x := e.coSimple(e.Test, nil)
+	e.Do("POST", "/v1/checkout-sessions/"+x.Str("id")+"/expire", e.Test, nil)
+	br.do("expired", chromedp.Navigate(x.Str("url")), chromedp.WaitVisible(tid("page-expired"), chromedp.ByQuery))
+	br.shoot("expired")
+
+	c := e.coSimple(e.Test, nil)
+	br.do("canceled", chromedp.Navigate(c.Str("url")), chromedp.WaitVisible(tid("cancel-link"), chromedp.ByQuery), chromedp.Click(tid("cancel-link"), chromedp.ByQuery), chromedp.WaitVisible(tid("page-canceled"), chromedp.ByQuery))
+	br.shoot("canceled")
+
+	l := e.Do("POST", "/v1/payment-links", e.Test, map[string]any{"line_items": []any{map[string]any{"price": e.coPrice(e.Test, "Ingresso", 5000, nil)}}})
+	e.Do("POST", "/v1/payment-links/"+l.Str("id"), e.Test, map[string]any{"active": false})
+	br.do("unavailable link", chromedp.Navigate(l.Str("url")), chromedp.WaitVisible(tid("page-unavailable"), chromedp.ByQuery))
+	br.shoot("link-unavailable")
+}

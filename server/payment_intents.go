@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"troco/db"
+	"troco/server/domain"
+	"troco/server/jobs"
+	"troco/server/payments"
+)
+
+// paymentJobs are the background jobs of the payment engine.
+func (s *Server) paymentJobs() []jobs.Job {
+	return []jobs.Job{{Name: "payments-scheduled-transitions", Every: 5 * time.Second, Run: func(ctx context.Context, now time.Time) error {
+		return s.pay.RunDueTransitions(ctx, s.db, now)
+	}}}
+}
+
+// origin is the https://host the API's public URLs start with: --base-url, or (without one, as
+// in tests) the origin the request reached.
+func (s *Server) origin(r *http.Request) string {
+	if s.cfg.BaseURL != "" {
+		return s.cfg.BaseURL
+	}
+	return "https://" + r.Host
+}
+
+func (s *Server) handlePaymentIntentCreate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p payments.IntentParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreateIntent(tx, a, p) })
+	})
+}
+
+func (s *Server) handlePaymentIntentGet() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.GetIntent(tx, a.Scope, id) })
+	})
+}
+
+func (s *Server) handlePaymentIntentUpdate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p payments.IntentParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.UpdateIntent(tx, a, id, p) })
+	})
+}
+
+func (s *Server) handlePaymentIntentList() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseList(r, "status", "customer")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			items, more, err := tx.ListPaymentIntents(a.Scope, db.PaymentIntentFilter{Status: q.str("status"), Customer: q.str("customer")}, q.ListParams)
+			return listOf(r, items, more), err
+		})
+	})
+}
+
+func (s *Server) handlePaymentIntentConfirm() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p payments.ConfirmParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p.Origin = s.origin(r)
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.Confirm(tx, a, id, p) })
+	})
+}
+
+func (s *Server) handlePaymentIntentCapture() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p payments.CaptureParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CaptureIntent(tx, a, id, p) })
+	})
+}
+
+func (s *Server) handlePaymentIntentCancel() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p payments.CancelParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CancelIntent(tx, a, id, p) })
+	})
+}
+
+func (s *Server) handlePaymentIntentRegenerateBoleto() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p payments.RegenerateParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p.Origin = s.origin(r)
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.RegenerateBoleto(tx, a, id, p) })
+	})
+}
+
+// handlePaymentIntentTestHelper serves POST /v1/test-helpers/payment-intents/:id/{succeed,expire}.
+func (s *Server) handlePaymentIntentTestHelper(succeed bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p struct{}
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		origin := s.origin(r)
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			return s.pay.SimulateSettlementWith(tx, a, id, payments.SimulateOptions{Succeed: succeed, Origin: origin})
+		})
+	})
+}
+
+func (s *Server) handleChargeGet() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.GetCharge(tx, a.Scope, id) })
+	})
+}
+
+func (s *Server) handleChargeList() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseList(r, "payment_intent", "customer")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			items, more, err := tx.ListCharges(a.Scope, db.ChargeFilter{PaymentIntent: q.str("payment_intent"), Customer: q.str("customer")}, q.ListParams)
+			return listOf(r, items, more), err
+		})
+	})
+}
+
+func (s *Server) handleRefundCreate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p payments.RefundParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreateRefund(tx, a, p) })
+	})
+}
+
+func (s *Server) handleRefundGet() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.GetRefund(tx, a.Scope, id) })
+	})
+}
+
+func (s *Server) handleRefundList() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseList(r, "charge", "payment_intent")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			items, more, err := tx.ListRefunds(a.Scope, db.RefundFilter{Charge: q.str("charge"), PaymentIntent: q.str("payment_intent")}, q.ListParams)
+			return listOf(r, items, more), err
+		})
+	})
+}
+
+func (s *Server) handleTransactionGet() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.GetTransaction(tx, a.Scope, id) })
+	})
+}
+
+func (s *Server) handleTransactionList() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseList(r, "payment_intent", "charge", "type")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			f := db.TransactionFilter{PaymentIntent: q.str("payment_intent"), Charge: q.str("charge"), Type: q.str("type")}
+			items, more, err := tx.ListTransactions(a.Scope, f, q.ListParams)
+			return listOf(r, items, more), err
+		})
+	})
+}
+
+// handlePaymentPreview computes instalment options; it writes nothing, so it runs on a read
+// transaction (an Idempotency-Key still stores its answer).
+func (s *Server) handlePaymentPreview() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p payments.PreviewParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.PaymentPreview(tx, a, p) })
+	})
+}

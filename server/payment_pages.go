@@ -1,0 +1,192 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"troco/db"
+	"troco/pages"
+	"troco/server/boleto"
+	"troco/server/document"
+	"troco/server/domain"
+	"troco/server/payments"
+	"troco/server/pix"
+)
+
+// The public artefacts of a payment intent: the PIX QR image and the printable boleto. The
+// buyer's browser opens them without an API key, so they are served at
+// /payment-intents/{id}/pix.png and /payment-intents/{id}/boleto and require the intent's
+// client_secret (compared in constant time); a wrong or missing secret is a 404 like an unknown
+// id, so the URLs cannot be probed.
+
+// pixQRSize is the side of the served QR image, in pixels.
+const pixQRSize = 320
+
+// publicIntent loads an intent by id for a public page and checks its client secret.
+func (s *Server) publicIntent(r *http.Request) (*domain.PaymentIntent, *domain.Organization, error) {
+	id := pathID(r)
+	var pi *domain.PaymentIntent
+	var org *domain.Organization
+	err := s.db.Read(r.Context(), func(tx *db.Tx) error {
+		var sc domain.Scope
+		var err error
+		if pi, sc, err = tx.FindPaymentIntentAnyScope(id); err != nil {
+			return err
+		}
+		org, err = tx.FindOrganizationByID(sc.OrgID)
+		return err
+	})
+	if errors.Is(err, db.ErrNotFound) || (err == nil && !payments.SecretMatches(pi.ClientSecret, r.URL.Query().Get("client_secret"))) {
+		return nil, nil, domain.NotFound("id", "payment intent", id)
+	}
+	return pi, org, err
+}
+
+func writePNG(w http.ResponseWriter, png []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "image/png")
+	h.Set("Content-Length", strconv.Itoa(len(png)))
+	h.Set("Cache-Control", "private, max-age=300")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	w.Write(png)
+}
+
+func pixPNG(pi *domain.PaymentIntent) ([]byte, error) {
+	if pi.PaymentData == nil || pi.PaymentData.Pix == nil {
+		return nil, domain.NotFound("id", "PIX code for payment intent", pi.ID)
+	}
+	return pix.QRPNG(pi.PaymentData.Pix.Code, pixQRSize)
+}
+
+// handlePixQRPublic serves GET /payment-intents/:id/pix.png?client_secret=….
+func (s *Server) handlePixQRPublic() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pi, _, err := s.publicIntent(r)
+		if err == nil {
+			var png []byte
+			if png, err = pixPNG(pi); err == nil {
+				writePNG(w, png)
+				return
+			}
+		}
+		s.writeError(w, r, err)
+	})
+}
+
+// handlePixQRAPI serves GET /v1/payment-intents/:id/pix.png with an API key.
+func (s *Server) handlePixQRAPI() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var pi *domain.PaymentIntent
+		err := s.db.Read(r.Context(), func(tx *db.Tx) error {
+			var err error
+			pi, err = s.pay.GetIntent(tx, authFrom(r.Context()).Actor.Scope, id)
+			return err
+		})
+		if err == nil {
+			var png []byte
+			if png, err = pixPNG(pi); err == nil {
+				writePNG(w, png)
+				return
+			}
+		}
+		s.writeError(w, r, err)
+	})
+}
+
+// handleBoletoPage serves the printable boleto at GET /payment-intents/:id/boleto?client_secret=….
+func (s *Server) handleBoletoPage() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pi, org, err := s.publicIntent(r)
+		if err == nil && (pi.PaymentData == nil || pi.PaymentData.Boleto == nil) {
+			err = domain.NotFound("id", "boleto for payment intent", pi.ID)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		page, err := boletoPage(pi, org)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var buf bytes.Buffer
+		if err := pages.PaymentBoleto(page).Render(r.Context(), &buf); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		w.WriteHeader(http.StatusOK)
+		w.Write(buf.Bytes())
+	})
+}
+
+func boletoPage(pi *domain.PaymentIntent, org *domain.Organization) (pages.PaymentBoletoPage, error) {
+	b := pi.PaymentData.Boleto
+	svg, err := boleto.SVG(b.Barcode, boleto.DefaultBarHeight)
+	if err != nil {
+		return pages.PaymentBoletoPage{}, err
+	}
+	line, err := boleto.FormatLine(b.DigitableLine)
+	if err != nil {
+		return pages.PaymentBoletoPage{}, err
+	}
+	due := b.DueDate
+	if d, err := boleto.ParseDate(b.DueDate); err == nil {
+		due = d.Time().Format("02/01/2006")
+	}
+	p := pages.PaymentBoletoPage{Livemode: pi.Livemode, Payee: org.Name, Amount: formatBRL(pi.Amount), DueDate: due, DigitableLine: line,
+		BarcodeSVG: svg, Reference: pi.ID}
+	if n := pi.Buyer.Name; n != nil {
+		p.PayerName = *n
+	}
+	if d := pi.Buyer.Document; d != nil {
+		if doc, err := document.Parse(*d); err == nil {
+			p.PayerDocument = doc.Mask()
+		}
+	}
+	if a := pi.Buyer.Address; a != nil {
+		parts := []string{strings.TrimSpace(a.Line1 + ", " + a.Number), a.Line2, a.Neighborhood, a.City + "/" + a.State, "CEP " + a.PostalCode}
+		var kept []string
+		for _, s := range parts {
+			if strings.Trim(s, ", /") != "" {
+				kept = append(kept, s)
+			}
+		}
+		p.PayerAddress = strings.Join(kept, " · ")
+	}
+	switch pi.Status {
+	case domain.PIStatusSucceeded:
+		p.Notice = "Este boleto já foi pago."
+	case domain.PIStatusCanceled:
+		p.Notice = "Este pagamento foi cancelado; o boleto não deve ser pago."
+	case domain.PIStatusRequiresPaymentMethod:
+		p.Notice = "Este boleto expirou e não pode mais ser pago."
+	}
+	return p, nil
+}
+
+// formatBRL writes centavos the Brazilian way: R$ 1.234,56.
+func formatBRL(centavos int64) string {
+	sign := ""
+	if centavos < 0 {
+		sign, centavos = "-", -centavos
+	}
+	whole := strconv.FormatInt(centavos/100, 10)
+	var b strings.Builder
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte('.')
+		}
+		b.WriteRune(c)
+	}
+	return sign + "R$ " + b.String() + "," + strconv.FormatInt(centavos%100/10, 10) + strconv.FormatInt(centavos%10, 10)
+}

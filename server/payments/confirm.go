@@ -1,0 +1,425 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"troco/db"
+	"troco/server/card"
+	"troco/server/core"
+	"troco/server/document"
+	"troco/server/domain"
+	"troco/server/fees"
+)
+
+// CardParams is the card object of a confirm or payment method body. It is converted to a
+// card.Input at once and never stored, logged or echoed.
+type CardParams struct {
+	Number     string `json:"number"`
+	ExpMonth   int    `json:"exp_month"`
+	ExpYear    int    `json:"exp_year"`
+	CVC        string `json:"cvc"`
+	HolderName string `json:"holder_name"`
+}
+
+func (c CardParams) input() card.Input {
+	return card.Input{Number: c.Number, CVC: c.CVC, HolderName: strings.TrimSpace(c.HolderName), ExpMonth: c.ExpMonth, ExpYear: c.ExpYear}
+}
+
+// String redacts the card, like card.Input.
+func (c CardParams) String() string { return c.input().String() }
+
+// GoString redacts the card for %#v.
+func (c CardParams) GoString() string { return c.String() }
+
+// ConfirmParams is the body of POST /v1/payment-intents/{id}/confirm (CONTRACT 4).
+type ConfirmParams struct {
+	ClientSecret      *string         `json:"client_secret"`
+	PaymentMethodType string          `json:"payment_method_type"`
+	Card              *CardParams     `json:"card"`
+	PaymentMethod     string          `json:"payment_method"`
+	Installments      *int            `json:"installments"`
+	CustomerEmail     *string         `json:"customer_email"`
+	CustomerName      *string         `json:"customer_name"`
+	CustomerDocument  *string         `json:"customer_document"`
+	CustomerPhone     *string         `json:"customer_phone"`
+	BillingAddress    *domain.Address `json:"billing_address"`
+	BoletoDueDate     *string         `json:"boleto_due_date"`
+	SavePaymentMethod bool            `json:"save_payment_method"`
+
+	// Origin is the https://host public URLs use when the Service has no BaseURL.
+	Origin string `json:"-"`
+	// Hosted marks a confirmation made by the buyer on the hosted checkout: a saved card used
+	// there is not a SPEC 7.1 "reuse".
+	Hosted bool `json:"-"`
+}
+
+// confirmation carries one confirmation through its steps.
+type confirmation struct {
+	a      domain.Actor
+	org    *domain.Organization
+	pi     *domain.PaymentIntent
+	before domain.PaymentIntent
+	buyer  domain.BillingDetails
+	p      ConfirmParams
+}
+
+// Confirm confirms a payment intent with a card, a saved card, PIX or boleto. Validation errors
+// change nothing; a card with a bad format answers 402 card_error naming its param, the intent
+// unchanged. A declined card is recorded (failed charge, last_payment_error, charge.failed and
+// payment_intent.payment_failed) and answered 402 with the intent: the returned *domain.Error has
+// KeepChanges so the recording commits. In live mode the organization must be active
+// (organization_not_activated otherwise) and a processor configured (processor_unavailable).
+func (s *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams) (*domain.PaymentIntent, error) {
+	pi, err := s.GetIntent(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.ClientSecret != nil && !SecretMatches(pi.ClientSecret, *p.ClientSecret) {
+		return nil, domain.Invalid("client_secret", "The client_secret does not match this payment intent.")
+	}
+	if !confirmable(pi.Status) {
+		return nil, stateError("payment intent", pi.ID, pi.Status, "confirm")
+	}
+	org, err := tx.FindOrganizationByID(a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	if a.Livemode && org.ActivationStatus != domain.ActivationActive {
+		return nil, errNotActivated()
+	}
+	c := &confirmation{a: a, org: org, pi: pi, before: *pi, p: p}
+	method, err := c.method()
+	if err != nil {
+		return nil, err
+	}
+	if c.buyer, err = s.buyer(tx, a.Scope, pi, p, method); err != nil {
+		return nil, err
+	}
+	if method == domain.MethodCreditCard {
+		return s.confirmCard(tx, c)
+	}
+	return s.confirmAsync(tx, c, method)
+}
+
+// method resolves payment_method_type: explicit, implied by card/payment_method, or the
+// intent's only type.
+func (c *confirmation) method() (string, error) {
+	m := c.p.PaymentMethodType
+	if m == "" {
+		switch {
+		case c.p.Card != nil || c.p.PaymentMethod != "":
+			m = domain.MethodCreditCard
+		case len(c.pi.PaymentMethodTypes) == 1:
+			m = c.pi.PaymentMethodTypes[0]
+		default:
+			return "", domain.Missing("payment_method_type")
+		}
+	}
+	switch m {
+	case domain.MethodCreditCard, domain.MethodPix, domain.MethodBoleto:
+	default:
+		return "", domain.Invalid("payment_method_type", "payment_method_type must be credit_card, pix or boleto.")
+	}
+	for _, t := range c.pi.PaymentMethodTypes {
+		if t == m {
+			return m, nil
+		}
+	}
+	return "", domain.Invalid("payment_method_type", "This payment intent does not accept %s; its payment_method_types are %s.", m, strings.Join(c.pi.PaymentMethodTypes, ", "))
+}
+
+// buyer merges the buyer data of the request with the intent's customer, validating what was
+// sent. A boleto needs a valid CPF/CNPJ, a name and a Brazilian address, in both modes.
+func (s *Service) buyer(tx *db.Tx, sc domain.Scope, pi *domain.PaymentIntent, p ConfirmParams, method string) (domain.BillingDetails, error) {
+	b := domain.BillingDetails{}
+	if pi.Customer != nil {
+		cus, err := tx.FindCustomerByID(sc, *pi.Customer)
+		if err == nil {
+			b = domain.BillingDetails{Address: cus.Address, Email: cus.Email, Name: cus.Name, Phone: cus.Phone, Document: cus.Document, DocumentType: cus.DocumentType}
+		} else if !errors.Is(err, db.ErrNotFound) {
+			return b, err
+		}
+	}
+	text := func(dst **string, v *string, param string, maxLen int) error {
+		if v == nil {
+			return nil
+		}
+		t := strings.TrimSpace(*v)
+		if t == "" {
+			*dst = nil
+			return nil
+		}
+		if err := domain.ValidateText(param, t, maxLen); err != nil {
+			return err
+		}
+		*dst = &t
+		return nil
+	}
+	if p.CustomerEmail != nil && strings.TrimSpace(*p.CustomerEmail) != "" {
+		if err := domain.ValidateEmail("customer_email", strings.TrimSpace(*p.CustomerEmail)); err != nil {
+			return b, err
+		}
+	}
+	if err := text(&b.Email, p.CustomerEmail, "customer_email", 254); err != nil {
+		return b, err
+	}
+	if err := text(&b.Name, p.CustomerName, "customer_name", 256); err != nil {
+		return b, err
+	}
+	if err := text(&b.Phone, p.CustomerPhone, "customer_phone", 32); err != nil {
+		return b, err
+	}
+	if p.CustomerDocument != nil && strings.TrimSpace(*p.CustomerDocument) != "" {
+		doc, err := document.Parse(*p.CustomerDocument)
+		if err != nil {
+			return b, domain.Invalid("customer_document", "customer_document must be a valid CPF or CNPJ (check digits are verified): %v.", err)
+		}
+		b.Document, b.DocumentType = strPtr(doc.Number), strPtr(string(doc.Type))
+	}
+	if p.BillingAddress != nil {
+		addr := *p.BillingAddress
+		if err := core.ValidateAddress("billing_address", &addr); err != nil {
+			return b, err
+		}
+		b.Address = &addr
+	}
+	if b.Name == nil && p.Card != nil && strings.TrimSpace(p.Card.HolderName) != "" {
+		b.Name = strPtr(strings.TrimSpace(p.Card.HolderName))
+	}
+	if method != domain.MethodBoleto {
+		return b, nil
+	}
+	if b.Document == nil {
+		return b, domain.Missing("customer_document")
+	}
+	if _, err := document.Parse(*b.Document); err != nil {
+		return b, domain.Invalid("customer_document", "customer_document must be a valid CPF or CNPJ (check digits are verified): %v.", err)
+	}
+	if b.Name == nil {
+		return b, domain.Missing("customer_name")
+	}
+	if b.Address == nil {
+		return b, domain.Missing("billing_address")
+	}
+	ba := document.Address{Line1: b.Address.Line1, Number: b.Address.Number, Line2: b.Address.Line2, Neighborhood: b.Address.Neighborhood,
+		City: b.Address.City, State: b.Address.State, PostalCode: b.Address.PostalCode, Country: b.Address.Country}
+	if param, err := ba.Validate(); err != nil {
+		return b, domain.Invalid(param, "%s.", err.Error())
+	}
+	n := ba.Normalize()
+	b.Address = &domain.Address{Line1: n.Line1, Number: n.Number, Line2: n.Line2, Neighborhood: n.Neighborhood, City: n.City, State: n.State, PostalCode: n.PostalCode, Country: n.Country}
+	return b, nil
+}
+
+// cardFormatError is the 402 of a card rejected before any authorization; nothing is recorded.
+func cardFormatError(e *card.Error, pi *domain.PaymentIntent) *domain.Error {
+	return &domain.Error{Status: http.StatusPaymentRequired, Type: domain.TypeCard, Code: e.Code, Param: e.Param, Message: e.Message, PaymentIntent: pi}
+}
+
+// declineError is the 402 of a declined card: the recording commits (KeepChanges).
+func declineError(pe *domain.PaymentError, chargeID string, pi *domain.PaymentIntent) *domain.Error {
+	e := &domain.Error{Status: http.StatusPaymentRequired, Type: domain.TypeCard, Code: pe.Code, DeclineCode: pe.Code, Message: pe.Message,
+		Charge: chargeID, KeepChanges: true}
+	if pi != nil {
+		e.PaymentIntent = pi
+	}
+	if pe.AdviceCode != nil {
+		e.AdviceCode = *pe.AdviceCode
+	}
+	return e
+}
+
+// newCardMethod builds the payment method of a typed card: brand, last4, expiry, keyed
+// fingerprint and, in test mode, the SPEC 7.1 behaviour key. The number is not kept.
+func (s *Service) newCardMethod(in card.Input, billing domain.BillingDetails, livemode bool) *domain.PaymentMethod {
+	brand, last4 := card.Describe(in.Number)
+	pm := &domain.PaymentMethod{
+		Type: domain.MethodCreditCard, BillingDetails: billing, Metadata: domain.Metadata{},
+		Card: &domain.PaymentCard{Brand: string(brand), Country: "BR", ExpMonth: in.ExpMonth, ExpYear: in.ExpYear,
+			Fingerprint: card.Fingerprint(s.FingerprintKey, in.Number), Funding: card.FundingCredit, Last4: last4, Network: brand.Network()},
+	}
+	if !livemode {
+		pm.SimBehavior = BehaviorKey(in.Number)
+	}
+	return pm
+}
+
+// savedCardExpired reports whether a saved card's expiry month is over.
+func savedCardExpired(c *domain.PaymentCard, now time.Time) bool {
+	firstInvalid := time.Date(c.ExpYear, time.Month(c.ExpMonth)+1, 1, 0, 0, 0, 0, time.UTC)
+	return !now.Before(firstInvalid)
+}
+
+func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent, error) {
+	p, pi, a := c.p, c.pi, c.a
+	if p.BoletoDueDate != nil {
+		return nil, domain.Invalid("boleto_due_date", "boleto_due_date applies to boleto payments only.")
+	}
+	var in *card.Input
+	var pm *domain.PaymentMethod
+	reuse := false
+	switch {
+	case p.Card != nil && p.PaymentMethod != "":
+		return nil, domain.Invalid("payment_method", "Send either card or payment_method, not both.")
+	case p.Card != nil:
+		v := p.Card.input()
+		if cerr := v.Validate(tx.Now); cerr != nil {
+			return nil, cardFormatError(cerr, pi)
+		}
+		if len([]rune(v.HolderName)) > 200 {
+			return nil, cardFormatError(&card.Error{Code: "invalid_name", Param: "card[holder_name]", Message: "The cardholder name is invalid."}, pi)
+		}
+		in = &v
+	case p.PaymentMethod != "":
+		var err error
+		if pm, err = tx.FindPaymentMethodByID(a.Scope, p.PaymentMethod); err != nil {
+			return nil, notFound(err, "payment_method", "payment method", p.PaymentMethod)
+		}
+		if pm.Type != domain.MethodCreditCard || pm.Card == nil {
+			return nil, domain.Invalid("payment_method", "Payment method %s is not a card; PIX and boleto are confirmed with payment_method_type.", pm.ID)
+		}
+		if pm.Customer != nil && (pi.Customer == nil || *pi.Customer != *pm.Customer) {
+			return nil, domain.Invalid("payment_method", "Payment method %s belongs to another customer than this payment intent's.", pm.ID)
+		}
+		if savedCardExpired(pm.Card, tx.Now) {
+			return nil, cardFormatError(&card.Error{Code: card.CodeExpiredCard, Param: "payment_method", Message: "The card has expired."}, pi)
+		}
+		reuse = pm.Customer != nil && !p.Hosted
+	default:
+		return nil, domain.Missing("card")
+	}
+	brand := ""
+	if in != nil {
+		brand = string(card.DetectBrand(in.Number))
+	} else {
+		brand = pm.Card.Brand
+	}
+	count := 1
+	if p.Installments != nil {
+		count = *p.Installments
+	}
+	if err := fees.CheckInstallments(count, pi.Amount, c.org.MaxInstallments, brand); err != nil {
+		if ie, ok := err.(*fees.InstallmentError); ok {
+			return nil, domain.Invalid(ie.Param, "%s", ie.Message)
+		}
+		return nil, err
+	}
+	if p.SavePaymentMethod && pi.Customer == nil {
+		return nil, domain.Invalid("save_payment_method", "save_payment_method needs a customer on the payment intent to save the card on.")
+	}
+	proc, err := s.processor(a.Livemode)
+	if err != nil {
+		return nil, err
+	}
+
+	// Everything is valid: from here on the attempt is recorded, whatever its outcome.
+	_, rate := planFor(c.org)
+	option := fees.OptionFor(pi.Amount, fees.InterestPayer(pi.InterestPayer), rate, count)
+	total := option.TotalAmount
+	chargeID := domain.NewID(domain.PrefixCharge)
+	if pm == nil {
+		pm = s.newCardMethod(*in, c.buyer, a.Livemode)
+		if err := tx.CreatePaymentMethod(a.Scope, pm); err != nil {
+			return nil, err
+		}
+	}
+	capture := pi.CaptureMethod != domain.CaptureManual
+	res, err := proc.AuthorizeCard(context.Background(), CardRequest{ChargeID: chargeID, Amount: total, Currency: pi.Currency, Installments: count,
+		Capture: capture, Card: in, SavedBehavior: pm.SimBehavior, Reuse: reuse})
+	if err != nil {
+		return nil, fmt.Errorf("payments: authorize card: %w", err)
+	}
+	if res.Outcome == card.OutcomeDeclined && res.Decline == nil {
+		res.Decline = &domain.PaymentError{Category: string(card.CategoryProcessingError), Code: "processing_error", Message: "An error occurred while processing the payment. Try again.", AdviceCode: strPtr(string(card.AdviceTryAgainLater))}
+	}
+
+	checks := domain.CardChecks{AddressLine1Check: "unchecked", AddressPostalCodeCheck: "unchecked", CVCCheck: "unchecked"}
+	if in != nil {
+		checks.CVCCheck = "pass"
+		if res.Decline != nil && res.Decline.Code == "incorrect_cvc" {
+			checks.CVCCheck = "fail"
+		}
+	}
+	if addr := c.buyer.Address; addr != nil {
+		if addr.Line1 != "" {
+			checks.AddressLine1Check = "pass"
+		}
+		if addr.PostalCode != "" {
+			checks.AddressPostalCodeCheck = "pass"
+		}
+	}
+	details := &domain.CardDetails{Brand: pm.Card.Brand, Checks: checks, Country: pm.Card.Country, ExpMonth: pm.Card.ExpMonth, ExpYear: pm.Card.ExpYear,
+		Fingerprint: pm.Card.Fingerprint, Funding: pm.Card.Funding, Installments: count, Last4: pm.Card.Last4, Network: pm.Card.Network}
+	ch := &domain.Charge{ID: chargeID, PaymentIntent: pi.ID, Customer: pi.Customer, Amount: total, Currency: pi.Currency, Description: pi.Description,
+		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata),
+		PaymentMethodDetails: domain.PaymentMethodDetails{Type: domain.MethodCreditCard, Card: details}}
+
+	pi.PaymentMethodType = strPtr(domain.MethodCreditCard)
+	pi.Installments = &count
+	pi.LatestCharge = &ch.ID
+	pi.Buyer = c.buyer
+	pi.PaymentData = &domain.PaymentData{Type: domain.MethodCreditCard, CreditCard: &domain.CreditCardData{Brand: pm.Card.Brand, Last4: pm.Card.Last4, Installments: count}}
+	pi.PaymentMethod = &pm.ID
+	pi.LastPaymentError = nil
+
+	chargeEvent, piEvent := "", ""
+	switch res.Outcome {
+	case card.OutcomeSucceeded, card.OutcomeRequiresCapture:
+		ch.Status, ch.Paid = domain.ChargeStatusSucceeded, true
+		details.AmountAuthorized = &total
+		details.AuthorizationCode = strPtr(res.AuthorizationCode)
+		chargeEvent = "charge.succeeded"
+		if res.Outcome == card.OutcomeSucceeded && capture {
+			ch.Captured, ch.AmountCaptured = true, total
+			pi.Status, pi.AmountReceived = domain.PIStatusSucceeded, total
+			piEvent = "payment_intent.succeeded"
+		} else {
+			pi.Status, pi.AmountCapturable = domain.PIStatusRequiresCapture, total
+			piEvent = "payment_intent.amount_capturable_updated"
+		}
+	case card.OutcomeProcessing, card.OutcomePending:
+		ch.Status = domain.ChargeStatusPending
+		pi.Status = string(res.Outcome)
+		chargeEvent, piEvent = "charge.pending", "payment_intent."+string(res.Outcome)
+	default:
+		ch.Status, ch.PaymentError = domain.ChargeStatusFailed, res.Decline
+		pi.Status, pi.LastPaymentError, pi.PaymentMethod = domain.PIStatusRequiresPaymentMethod, res.Decline, nil
+		chargeEvent, piEvent = "charge.failed", "payment_intent.payment_failed"
+	}
+	if err := tx.CreateCharge(a.Scope, ch); err != nil {
+		return nil, err
+	}
+	if err := tx.UpdatePaymentIntent(a.Scope, pi); err != nil {
+		return nil, err
+	}
+	if ch.Captured {
+		if err := recordSale(tx, a.Scope, c.org, pi, ch); err != nil {
+			return nil, err
+		}
+	}
+	if p.SavePaymentMethod && ch.Status != domain.ChargeStatusFailed && pm.Customer == nil {
+		pmBefore := *pm
+		pm.Customer = pi.Customer
+		if err := tx.UpdatePaymentMethod(a.Scope, pm); err != nil {
+			return nil, err
+		}
+		if err := emit(tx, a, "payment_method.attached", pm, &pmBefore); err != nil {
+			return nil, err
+		}
+	}
+	if err := emit(tx, a, chargeEvent, ch, nil); err != nil {
+		return nil, err
+	}
+	if err := emit(tx, a, piEvent, pi, &c.before); err != nil {
+		return nil, err
+	}
+	if ch.Status == domain.ChargeStatusFailed {
+		return pi, declineError(res.Decline, ch.ID, pi)
+	}
+	return pi, nil
+}

@@ -1,0 +1,308 @@
+package payments
+
+import (
+	"context"
+	"slices"
+
+	"troco/db"
+	"troco/server/domain"
+	"troco/server/fees"
+)
+
+// The payment intent state machine (SPEC 3.4 plus Stripe's moves where the spec is silent):
+//
+//	requires_payment_method --confirm--> succeeded | requires_capture | processing | pending
+//	                                     | requires_payment_method (declined or expired)
+//	requires_capture --capture--> succeeded
+//	pending, processing --settle (PIX/boleto payment, delayed rule, test helper)--> succeeded
+//	pending, processing --expire--> requires_payment_method
+//	requires_payment_method, requires_capture, pending, requires_action --cancel--> canceled
+//
+// succeeded and canceled are final; processing can only be settled or expired.
+
+// AllMethods are the payment method types an intent offers by default.
+var AllMethods = []string{domain.MethodCreditCard, domain.MethodPix, domain.MethodBoleto}
+
+// CancellationReasons are the accepted cancellation_reason values (Stripe's).
+var CancellationReasons = []string{"duplicate", "fraudulent", "requested_by_customer", "abandoned", "automatic", "expired", "failed_invoice", "void_invoice"}
+
+func confirmable(status string) bool {
+	return status == domain.PIStatusRequiresPaymentMethod || status == domain.PIStatusRequiresConfirmation
+}
+
+func cancelable(status string) bool {
+	switch status {
+	case domain.PIStatusRequiresPaymentMethod, domain.PIStatusRequiresConfirmation, domain.PIStatusRequiresCapture,
+		domain.PIStatusRequiresAction, domain.PIStatusPending:
+		return true
+	}
+	return false
+}
+
+// IntentParams is the body of payment intent create and update.
+type IntentParams struct {
+	Amount              *int64                        `json:"amount"`
+	Currency            *string                       `json:"currency"`
+	Customer            domain.Opt[string]            `json:"customer"`
+	Description         domain.Opt[string]            `json:"description"`
+	PaymentMethodTypes  []string                      `json:"payment_method_types"`
+	CaptureMethod       *string                       `json:"capture_method"`
+	InterestPayer       *string                       `json:"interest_payer"`
+	StatementDescriptor domain.Opt[string]            `json:"statement_descriptor"`
+	Metadata            domain.Opt[map[string]string] `json:"metadata"`
+}
+
+// moneyFieldsSet reports whether p changes anything but description and metadata.
+func (p *IntentParams) moneyFieldsSet() bool {
+	return p.Amount != nil || p.Currency != nil || p.Customer.Set || p.PaymentMethodTypes != nil || p.CaptureMethod != nil ||
+		p.InterestPayer != nil || p.StatementDescriptor.Set
+}
+
+func (p *IntentParams) apply(tx *db.Tx, s domain.Scope, pi *domain.PaymentIntent) error {
+	if p.Amount != nil {
+		if err := domain.ValidateAmount("amount", *p.Amount, MinAmount); err != nil {
+			return err
+		}
+		pi.Amount = *p.Amount
+	}
+	if p.Currency != nil {
+		if *p.Currency == "" {
+			return domain.Invalid("currency", "currency must be brl (lowercase ISO 4217).")
+		}
+		cur, err := domain.ValidateCurrency("currency", *p.Currency)
+		if err != nil {
+			return err
+		}
+		pi.Currency = cur
+	}
+	if p.Customer.Set {
+		if p.Customer.Null || p.Customer.V == "" {
+			pi.Customer = nil
+		} else {
+			c, err := tx.FindCustomerByID(s, p.Customer.V)
+			if err != nil {
+				return notFound(err, "customer", "customer", p.Customer.V)
+			}
+			pi.Customer = &c.ID
+		}
+	}
+	if p.PaymentMethodTypes != nil {
+		if len(p.PaymentMethodTypes) == 0 {
+			return domain.Invalid("payment_method_types", "payment_method_types must list at least one of credit_card, pix and boleto.")
+		}
+		types := []string{}
+		for _, t := range p.PaymentMethodTypes {
+			if !slices.Contains(AllMethods, t) {
+				return domain.Invalid("payment_method_types", "payment_method_types accepts credit_card, pix and boleto; got %q.", t)
+			}
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+		pi.PaymentMethodTypes = types
+	}
+	if p.CaptureMethod != nil {
+		if *p.CaptureMethod != domain.CaptureAutomatic && *p.CaptureMethod != domain.CaptureManual {
+			return domain.Invalid("capture_method", "capture_method must be automatic or manual.")
+		}
+		pi.CaptureMethod = *p.CaptureMethod
+	}
+	if p.InterestPayer != nil {
+		payer, ok := fees.ParseInterestPayer(*p.InterestPayer)
+		if !ok || *p.InterestPayer == "" {
+			return domain.Invalid("interest_payer", "interest_payer must be organization or buyer.")
+		}
+		pi.InterestPayer = string(payer)
+	}
+	if err := applyText(&pi.Description, p.Description, "description", 1000); err != nil {
+		return err
+	}
+	if err := applyText(&pi.StatementDescriptor, p.StatementDescriptor, "statement_descriptor", 22); err != nil {
+		return err
+	}
+	if p.Metadata.Set {
+		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
+			return err
+		}
+		pi.Metadata = domain.MergeMetadata(pi.Metadata, p.Metadata.V)
+		if err := domain.ValidateMetadata(pi.Metadata); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyText(dst **string, o domain.Opt[string], param string, maxLen int) error {
+	if !o.Set {
+		return nil
+	}
+	if o.Null || o.V == "" {
+		*dst = nil
+		return nil
+	}
+	if err := domain.ValidateText(param, o.V, maxLen); err != nil {
+		return err
+	}
+	*dst = strPtr(o.V)
+	return nil
+}
+
+// CreateIntent creates a payment intent in requires_payment_method and emits payment_intent.created.
+func (s *Service) CreateIntent(tx *db.Tx, a domain.Actor, p IntentParams) (*domain.PaymentIntent, error) {
+	if p.Amount == nil {
+		return nil, domain.Missing("amount")
+	}
+	pi := &domain.PaymentIntent{
+		Status: domain.PIStatusRequiresPaymentMethod, Currency: "brl", CaptureMethod: domain.CaptureAutomatic,
+		InterestPayer: string(fees.InterestPayerOrganization), PaymentMethodTypes: slices.Clone(AllMethods), Metadata: domain.Metadata{},
+	}
+	if err := p.apply(tx, a.Scope, pi); err != nil {
+		return nil, err
+	}
+	if err := tx.CreatePaymentIntent(a.Scope, pi); err != nil {
+		return nil, err
+	}
+	return pi, emit(tx, a, "payment_intent.created", pi, nil)
+}
+
+// GetIntent returns a payment intent of the scope.
+func (s *Service) GetIntent(tx *db.Tx, sc domain.Scope, id string) (*domain.PaymentIntent, error) {
+	pi, err := tx.FindPaymentIntentByID(sc, id)
+	return pi, notFound(err, "id", "payment intent", id)
+}
+
+// UpdateIntent changes an intent: description and metadata at any time but after cancellation,
+// amounts, customer and options only while it waits for a payment method.
+func (s *Service) UpdateIntent(tx *db.Tx, a domain.Actor, id string, p IntentParams) (*domain.PaymentIntent, error) {
+	pi, err := s.GetIntent(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if pi.Status == domain.PIStatusCanceled || (p.moneyFieldsSet() && !confirmable(pi.Status)) {
+		return nil, stateError("payment intent", pi.ID, pi.Status, "update")
+	}
+	before := *pi
+	if err := p.apply(tx, a.Scope, pi); err != nil {
+		return nil, err
+	}
+	if err := tx.UpdatePaymentIntent(a.Scope, pi); err != nil {
+		return nil, err
+	}
+	return pi, emit(tx, a, "payment_intent.updated", pi, &before)
+}
+
+// CancelParams is the body of a cancellation.
+type CancelParams struct {
+	CancellationReason *string `json:"cancellation_reason"`
+}
+
+// CancelIntent cancels an intent that has not been paid: from requires_payment_method,
+// requires_capture (the authorization is released) or a waiting PIX/boleto (its pending charge
+// fails with payment_canceled). Succeeded and processing intents cannot be canceled.
+func (s *Service) CancelIntent(tx *db.Tx, a domain.Actor, id string, p CancelParams) (*domain.PaymentIntent, error) {
+	pi, err := s.GetIntent(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.CancellationReason != nil && !slices.Contains(CancellationReasons, *p.CancellationReason) {
+		return nil, domain.Invalid("cancellation_reason", "cancellation_reason must be one of duplicate, fraudulent, requested_by_customer or abandoned.")
+	}
+	if !cancelable(pi.Status) {
+		return nil, stateError("payment intent", pi.ID, pi.Status, "cancel")
+	}
+	before := *pi
+	if pi.LatestCharge != nil && (pi.Status == domain.PIStatusPending || pi.Status == domain.PIStatusRequiresAction) {
+		ch, err := tx.FindChargeByID(a.Scope, *pi.LatestCharge)
+		if err != nil {
+			return nil, err
+		}
+		if ch.Status == domain.ChargeStatusPending {
+			chBefore := *ch
+			ch.Status = domain.ChargeStatusFailed
+			ch.PaymentError = canceledError()
+			if err := tx.UpdateCharge(a.Scope, ch); err != nil {
+				return nil, err
+			}
+			if err := emit(tx, a, "charge.failed", ch, &chBefore); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := tx.DeleteTransitions(a.Scope, pi.ID); err != nil {
+		return nil, err
+	}
+	pi.Status = domain.PIStatusCanceled
+	pi.CanceledAt = domain.At(tx.Now)
+	pi.CancellationReason = p.CancellationReason
+	pi.AmountCapturable = 0
+	if err := tx.UpdatePaymentIntent(a.Scope, pi); err != nil {
+		return nil, err
+	}
+	return pi, emit(tx, a, "payment_intent.canceled", pi, &before)
+}
+
+// CancelIfOpen cancels an intent that can still be canceled (a checkout session expired) with
+// reason and leaves any other intent as it is.
+func (s *Service) CancelIfOpen(tx *db.Tx, a domain.Actor, id, reason string) (*domain.PaymentIntent, error) {
+	pi, err := s.GetIntent(tx, a.Scope, id)
+	if err != nil || !cancelable(pi.Status) {
+		return pi, err
+	}
+	return s.CancelIntent(tx, a, id, CancelParams{CancellationReason: &reason})
+}
+
+// CaptureParams is the body of a capture.
+type CaptureParams struct {
+	AmountToCapture *int64 `json:"amount_to_capture"`
+}
+
+// CaptureIntent captures an authorized card payment, fully or partially (the remainder is
+// released, never charged), records its ledger entries and emits charge.captured and
+// payment_intent.succeeded.
+func (s *Service) CaptureIntent(tx *db.Tx, a domain.Actor, id string, p CaptureParams) (*domain.PaymentIntent, error) {
+	pi, err := s.GetIntent(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if pi.Status != domain.PIStatusRequiresCapture || pi.LatestCharge == nil {
+		return nil, stateError("payment intent", pi.ID, pi.Status, "capture")
+	}
+	ch, err := tx.FindChargeByID(a.Scope, *pi.LatestCharge)
+	if err != nil {
+		return nil, err
+	}
+	amount := pi.AmountCapturable
+	if p.AmountToCapture != nil {
+		if *p.AmountToCapture < 1 || *p.AmountToCapture > pi.AmountCapturable {
+			return nil, domain.Invalid("amount_to_capture", "amount_to_capture must be between 1 and the capturable amount (%d).", pi.AmountCapturable)
+		}
+		amount = *p.AmountToCapture
+	}
+	proc, err := s.processor(a.Livemode)
+	if err != nil {
+		return nil, err
+	}
+	if err := proc.Capture(context.Background(), ch.ID, amount); err != nil {
+		return nil, err
+	}
+	org, err := tx.FindOrganizationByID(a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	before, chBefore := *pi, *ch
+	ch.Captured, ch.AmountCaptured = true, amount
+	if err := tx.UpdateCharge(a.Scope, ch); err != nil {
+		return nil, err
+	}
+	pi.Status, pi.AmountReceived, pi.AmountCapturable = domain.PIStatusSucceeded, amount, 0
+	if err := tx.UpdatePaymentIntent(a.Scope, pi); err != nil {
+		return nil, err
+	}
+	if err := recordSale(tx, a.Scope, org, pi, ch); err != nil {
+		return nil, err
+	}
+	if err := emit(tx, a, "charge.captured", ch, &chBefore); err != nil {
+		return nil, err
+	}
+	return pi, emit(tx, a, "payment_intent.succeeded", pi, &before)
+}

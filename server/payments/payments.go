@@ -1,0 +1,132 @@
+// Package payments is troco's payment engine: everything between "a merchant wants R$ 100,00"
+// and "the money is captured, pending, declined, refunded or expired". Like package core, every
+// operation is a function on a write transaction that validates, applies the rules, writes the
+// change, its ledger entries and its events together; the /v1 handlers, the hosted checkout and
+// the jobs all call these functions. There is no net/http here.
+//
+// Where the rules live:
+//   - intents.go: create, update, cancel, capture; the payment intent state machine.
+//   - confirm.go: confirmation of a card, PIX or boleto payment and the outcome it records.
+//   - async.go: PIX and boleto artefacts, delayed settlement and expiry, the test helpers and
+//     the job that applies scheduled transitions; regenerate-boleto.
+//   - refunds.go, methods.go (payment methods and setup intents), ledger.go, preview.go.
+//   - processor.go: the Processor interface and the sandbox Simulator (SPEC 7.1, 8.5).
+package payments
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"troco/db"
+	"troco/server/core"
+	"troco/server/domain"
+	"troco/server/fees"
+	"troco/server/simulation"
+)
+
+// MinAmount is the smallest payment, in centavos (R$ 0,50, Stripe's Brazilian minimum).
+const MinAmount = 50
+
+// Service holds what the operations need beyond the transaction: where public URLs point, the
+// sandbox delay, the card fingerprint key and the processor of each environment.
+type Service struct {
+	// BaseURL prefixes the PIX QR image and boleto page URLs; when empty, the Origin given by
+	// the caller (the request's https://host) is used.
+	BaseURL string
+	// SimDelay is the delay of the delayed SPEC 8.5 rules (--sim-delay).
+	SimDelay time.Duration
+	// FingerprintKey keys card fingerprints (HMAC), so equal cards match without storing them.
+	FingerprintKey []byte
+	// Sandbox serves test mode; Live serves live mode and is nil until a connector exists, in
+	// which case live payments answer processor_unavailable and write nothing.
+	Sandbox Processor
+	Live    Processor
+	// AfterSettle, when set, runs in the same transaction after a waiting payment resolves
+	// (settled or expired: delayed rules, simulations, test helpers), so checkout sessions can
+	// move their payment_status and emit their async payment events.
+	AfterSettle func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error
+}
+
+// New returns a Service with the sandbox simulator and no live processor.
+func New(baseURL string, simDelay time.Duration, fingerprintKey []byte) *Service {
+	if simDelay <= 0 {
+		simDelay = simulation.DefaultDelay
+	}
+	return &Service{BaseURL: baseURL, SimDelay: simDelay, FingerprintKey: fingerprintKey, Sandbox: Simulator{}}
+}
+
+// processor returns the processor of an environment, or the processor_unavailable error.
+func (s *Service) processor(livemode bool) (Processor, error) {
+	p := s.Sandbox
+	if livemode {
+		p = s.Live
+	}
+	if p == nil || !p.InTransaction() {
+		return nil, errProcessorUnavailable()
+	}
+	return p, nil
+}
+
+func (s *Service) origin(callerOrigin string) string {
+	if s.BaseURL != "" {
+		return s.BaseURL
+	}
+	return callerOrigin
+}
+
+// SecretMatches compares a client secret in constant time.
+func SecretMatches(want, got string) bool {
+	return got != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
+}
+
+func errProcessorUnavailable() *domain.Error {
+	return &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeProcessorUnavailable,
+		Message: "No payment processor is configured for live mode, so live payments cannot be processed; nothing was charged. Use a test key (ch_test_...) to simulate payments."}
+}
+
+func errNotActivated() *domain.Error {
+	return &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeOrgNotActivated,
+		Message: "The organization is not ready to accept payments: live payments are refused until its activation is complete. Nothing was charged."}
+}
+
+func stateError(kind, id, status, action string) *domain.Error {
+	code := domain.CodePaymentIntentUnexpectedState
+	if kind == "setup intent" {
+		code = domain.CodeSetupIntentUnexpectedState
+	}
+	return domain.Conflict(code, "You cannot %s this %s because it has a status of %s.", action, kind, status)
+}
+
+func notFound(err error, param, kind, id string) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return domain.NotFound(param, kind, id)
+	}
+	return err
+}
+
+func emit(tx *db.Tx, a domain.Actor, typ string, obj, prev any) error {
+	return core.Emit(tx, a, typ, obj, prev)
+}
+
+func strPtr(s string) *string { return &s }
+
+// planFor returns the organization's fee plan and monthly instalment interest (CONTRACT 5); the
+// same plan applies in both modes (SPEC 8.6).
+func planFor(org *domain.Organization) (fees.Plan, int64) {
+	p := core.DefaultFeePlan()
+	if raw, ok := org.FeePlan.(json.RawMessage); ok && len(raw) > 0 {
+		_ = json.Unmarshal(raw, &p)
+	}
+	return fees.Plan{CardFeeRate: p.CardFeeRate, CardFixedFee: p.CardFeeAmount, PixFee: p.PixFeeAmount, BoletoFee: p.BoletoFeeAmount}, p.InstallmentInterestRate
+}
+
+func copyMetadata(m domain.Metadata) domain.Metadata {
+	out := domain.Metadata{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

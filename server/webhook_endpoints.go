@@ -1,0 +1,136 @@
+package server
+
+import (
+	"net/http"
+
+	"troco/db"
+	"troco/server/core"
+	"troco/server/domain"
+	"troco/server/webhooks"
+)
+
+// webhookEnv is what the endpoint operations need from the server's configuration.
+func (s *Server) webhookEnv() core.WebhookEnv {
+	return core.WebhookEnv{Secrets: s.cfg.Secrets, AllowPrivate: s.cfg.AllowPrivateWebhooks}
+}
+
+// checkWebhookURL resolves a live endpoint's host before the write transaction (DNS never runs on
+// the single writer); core re-checks the rules that need no network inside the transaction.
+func (s *Server) checkWebhookURL(r *http.Request, p *core.WebhookEndpointParams) error {
+	if !p.URL.Set || p.URL.Null {
+		return nil
+	}
+	return webhooks.CheckURL(r.Context(), p.URL.V, authFrom(r.Context()).Actor.Livemode, s.cfg.AllowPrivateWebhooks, nil)
+}
+
+func (s *Server) handleWebhookEndpointCreate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p core.WebhookEndpointParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.checkWebhookURL(r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			return core.CreateWebhookEndpoint(tx, a, s.webhookEnv(), p)
+		})
+	})
+}
+
+func (s *Server) handleWebhookEndpointGet() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return core.GetWebhookEndpoint(tx, a.Scope, id) })
+	})
+}
+
+func (s *Server) handleWebhookEndpointUpdate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p core.WebhookEndpointParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.checkWebhookURL(r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			return core.UpdateWebhookEndpoint(tx, a, s.webhookEnv(), id, p)
+		})
+	})
+}
+
+func (s *Server) handleWebhookEndpointDelete() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return core.DeleteWebhookEndpoint(tx, a, id) })
+	})
+}
+
+func (s *Server) handleWebhookEndpointList() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseList(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			items, more, err := tx.ListWebhookEndpoints(a.Scope, q.ListParams)
+			return listOf(r, items, more), err
+		})
+	})
+}
+
+func (s *Server) handleWebhookEndpointRotateSecret() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p core.RotateSecretParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			return core.RotateWebhookSecret(tx, a, s.webhookEnv(), id, p)
+		})
+	})
+}
+
+func (s *Server) handleWebhookDeliveryList() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		q, err := parseList(r, "event", "status")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		f := db.WebhookDeliveryFilter{Event: q.str("event"), Status: q.str("status")}
+		if f.Status != "" && f.Status != domain.DeliverySucceeded && f.Status != domain.DeliveryFailed {
+			s.writeError(w, r, domain.Invalid("status", "status must be succeeded or failed."))
+			return
+		}
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			if _, err := core.GetWebhookEndpoint(tx, a.Scope, id); err != nil {
+				return nil, err
+			}
+			items, more, err := tx.ListWebhookDeliveries(a.Scope, id, f, q.ListParams)
+			return listOf(r, items, more), err
+		})
+	})
+}
+
+func (s *Server) handleEventRedeliver() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p core.RedeliverParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return core.RedeliverEvent(tx, a, id, p) })
+	})
+}

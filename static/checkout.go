@@ -1,0 +1,16 @@
+// Package static holds the embedded CSS, scripts and images of troco's hosted pages.
+package static
+
+import _ "embed"
+
+// CheckoutCSS is the stylesheet of the hosted checkout.
+//
+//go:embed checkout.css
+var CheckoutCSS []byte
+
+// CheckoutJS is the hosted checkout's progressive enhancement: card brand detection and
+// formatting, the PIX countdown, copy buttons, status polling and double-submit protection.
+// Every page works without it.
+//
+//go:embed checkout.js
+var CheckoutJS []byte
