@@ -473,9 +473,9 @@ CREATE TABLE organization_branding (
 );
 
 -- migrate: 6
--- Webhooks (issue 4). webhook_outbox holds one row per (event, endpoint) written in the same
--- transaction as the event; the dispatcher leases due rows (locked_until, lease) and records each
--- try in webhook_deliveries. Secrets are sealed by the keyring, never stored in clear.
+-- Webhooks (issue 4). webhook_outbox holds one row per (event, endpoint) to deliver, written in
+-- the same transaction as the event; the dispatcher leases due rows (locked_until, lease) and
+-- records each try in webhook_deliveries. Secrets are sealed by the keyring, never stored in clear.
 
 CREATE TABLE webhook_endpoints (
     seq                         INTEGER PRIMARY KEY,
@@ -507,17 +507,17 @@ CREATE TABLE webhook_outbox (
     org_id           TEXT    NOT NULL,
     livemode         INTEGER NOT NULL,
     event_type       TEXT    NOT NULL,
-    status           TEXT    NOT NULL DEFAULT 'pending',
     attempts         INTEGER NOT NULL DEFAULT 0,
     next_attempt_at  INTEGER NOT NULL,
     locked_until     INTEGER NOT NULL DEFAULT 0,
     lease            INTEGER NOT NULL DEFAULT 0,
     window_start     INTEGER,
     created_at       INTEGER NOT NULL,
-    updated_at       INTEGER NOT NULL,
-    UNIQUE (event_id, endpoint_id)
+    updated_at       INTEGER NOT NULL
 );
-CREATE INDEX webhook_outbox_due ON webhook_outbox (endpoint_id, status, next_attempt_at, locked_until);
+-- The outbox holds undelivered work only (a row is deleted once delivered, failed for good or
+-- canceled; webhook_deliveries keeps the history), so one index serves the dispatcher.
+CREATE INDEX webhook_outbox_due ON webhook_outbox (endpoint_id, next_attempt_at, locked_until);
 
 CREATE TABLE webhook_deliveries (
     seq              INTEGER PRIMARY KEY,

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -343,9 +344,15 @@ func TestMemoryDatabase(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v, ok := setting(t, d, "shared")
-			if !ok || v != "yes" {
-				t.Errorf("a reader does not see the writer's row: %q %v", v, ok)
+			var v string
+			var ok bool
+			err := d.Read(ctx, func(tx *Tx) error {
+				var err error
+				v, ok, err = tx.GetSetting("shared")
+				return err
+			})
+			if err != nil || !ok || v != "yes" {
+				t.Errorf("a reader does not see the writer's row: %q %v %v", v, ok, err)
 			}
 		}()
 	}
@@ -363,10 +370,11 @@ func TestPragmas(t *testing.T) {
 	ctx := context.Background()
 	d := openTest(t, Options{Readers: 3})
 	// Take every reader connection at once: pragmas must reach each pooled connection.
-	for i := range 3 {
+	var conns []*sql.Conn
+	for range 3 {
 		conn, err := d.read.Conn(ctx)
 		is.NoErr(err)
-		defer conn.Close()
+		conns = append(conns, conn)
 		var mode string
 		var fk, busy, queryOnly int
 		is.NoErr(conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode))
@@ -377,7 +385,9 @@ func TestPragmas(t *testing.T) {
 		is.Equal(fk, 1)        // foreign keys enforced
 		is.True(busy > 0)      // waits for locks instead of failing
 		is.Equal(queryOnly, 1) // readers cannot write
-		_ = i
+	}
+	for _, c := range conns {
+		is.NoErr(c.Close())
 	}
 	var fk int
 	is.NoErr(d.write.QueryRow("PRAGMA foreign_keys").Scan(&fk))
@@ -401,10 +411,12 @@ func TestTranslateAndClock(t *testing.T) {
 	d := openTest(t, Options{Clock: clock.NewFixed(at)})
 	var org domain.Organization
 	org.Name = "Acme"
+	var txNow time.Time
 	is.NoErr(d.Write(ctx, func(tx *Tx) error {
-		is.Equal(tx.Now, at.Truncate(time.Second)) // the transaction's time comes from the injected clock
+		txNow = tx.Now
 		return tx.CreateOrganization(&org, false)
 	}))
+	is.Equal(txNow, at.Truncate(time.Second))              // the transaction's time comes from the injected clock
 	is.Equal(org.CreatedAt.Time, at.Truncate(time.Second)) // and stamps what it writes
 
 	err := d.Read(ctx, func(tx *Tx) error { _, err := tx.FindOrganizationByID("org_missing"); return err })
@@ -418,8 +430,6 @@ func TestTranslateAndClock(t *testing.T) {
 	})
 	is.True(errors.Is(err, ErrConflict)) // a duplicate token hash is ErrConflict
 
-	_, err = d.read.Exec("SELECT 1") // keep the pool warm; unrelated to the check below
-	is.NoErr(err)
 	var revoked *domain.APIKey
 	is.NoErr(d.Write(ctx, func(tx *Tx) error { var err error; revoked, err = tx.RevokeAPIKey(k.ID, "me", ""); return err }))
 	is.True(!revoked.RevokedAt.IsZero())

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"database/sql"
 	"encoding/json"
 	"strings"
 	"time"
@@ -8,8 +9,10 @@ import (
 	"troco/server/domain"
 )
 
-// Outbox row statuses. A row is pending until a 2xx (delivered), until its retry window closes
-// (failed), or until its endpoint is disabled or deleted (canceled).
+// Outcomes of a delivery attempt for its outbox row. A row stays (pending) until a 2xx
+// (delivered), until its retry window closes (failed), or until its endpoint is disabled or
+// deleted (canceled); then it is deleted: the outbox holds undelivered work only and
+// webhook_deliveries keeps the history.
 const (
 	OutboxPending   = "pending"
 	OutboxDelivered = "delivered"
@@ -104,10 +107,10 @@ func (tx *Tx) DeleteWebhookEndpoint(s domain.Scope, id string) error {
 	return tx.CancelPendingWebhooks(id)
 }
 
-// CancelPendingWebhooks cancels the undelivered outbox rows of an endpoint (disabled or deleted).
+// CancelPendingWebhooks drops the undelivered outbox rows of an endpoint (disabled or deleted);
+// an attempt in flight still gets recorded, but settles nothing.
 func (tx *Tx) CancelPendingWebhooks(endpointID string) error {
-	_, err := tx.exec("UPDATE webhook_outbox SET status = ?, locked_until = 0, lease = lease + 1, updated_at = ? WHERE endpoint_id = ? AND status = ?",
-		OutboxCanceled, tx.now(), endpointID, OutboxPending)
+	_, err := tx.exec("DELETE FROM webhook_outbox WHERE endpoint_id = ?", endpointID)
 	return translate(err, "cancel webhooks")
 }
 
@@ -162,23 +165,29 @@ func (tx *Tx) enqueueWebhooks(s domain.Scope, e *domain.Event) error {
 	values := make([]string, len(targets))
 	args := make([]any, 0, 9*len(targets))
 	for i, id := range targets {
-		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
-		args = append(args, e.ID, id, s.OrgID, boolInt(s.Livemode), e.Type, OutboxPending, tx.now(), tx.now(), tx.now())
+		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?)"
+		args = append(args, e.ID, id, s.OrgID, boolInt(s.Livemode), e.Type, tx.now(), tx.now(), tx.now())
 	}
-	_, err = tx.exec(`INSERT INTO webhook_outbox (event_id, endpoint_id, org_id, livemode, event_type, status, next_attempt_at, created_at, updated_at)
+	_, err = tx.exec(`INSERT INTO webhook_outbox (event_id, endpoint_id, org_id, livemode, event_type, next_attempt_at, created_at, updated_at)
 		VALUES `+strings.Join(values, ", "), args...)
 	return translate(err, "enqueue webhook")
 }
 
-// RequeueWebhook schedules event for endpoint now (manual redelivery): a new outbox row, or the
-// existing one reset to pending with a fresh retry window. An attempt in flight keeps running but
-// its result no longer settles the row (its lease is superseded).
+// RequeueWebhook schedules event for endpoint now (manual redelivery), with a fresh retry window:
+// the pending row if there is one (an attempt in flight keeps running but no longer settles it),
+// or a new row whose attempt numbers continue after the recorded ones.
 func (tx *Tx) RequeueWebhook(s domain.Scope, eventID, eventType, endpointID string) error {
-	_, err := tx.exec(`INSERT INTO webhook_outbox (event_id, endpoint_id, org_id, livemode, event_type, status, next_attempt_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (event_id, endpoint_id) DO UPDATE SET status = excluded.status, next_attempt_at = excluded.next_attempt_at, locked_until = 0,
-			lease = webhook_outbox.lease + 1, window_start = NULL, updated_at = excluded.updated_at`,
-		eventID, endpointID, s.OrgID, boolInt(s.Livemode), eventType, OutboxPending, tx.now(), tx.now(), tx.now())
+	res, err := tx.exec(`UPDATE webhook_outbox SET next_attempt_at = ?, locked_until = 0, lease = lease + 1, window_start = NULL, updated_at = ?
+		WHERE endpoint_id = ? AND event_id = ?`, tx.now(), tx.now(), endpointID, eventID)
+	if err != nil {
+		return translate(err, "requeue webhook")
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return translate(err, "requeue webhook")
+	}
+	_, err = tx.exec(`INSERT INTO webhook_outbox (event_id, endpoint_id, org_id, livemode, event_type, attempts, next_attempt_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(attempt), 0) FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?), ?, ?, ?)`,
+		eventID, endpointID, s.OrgID, boolInt(s.Livemode), eventType, endpointID, eventID, tx.now(), tx.now(), tx.now())
 	return translate(err, "requeue webhook")
 }
 
@@ -208,8 +217,8 @@ type DueWebhookEndpoint struct {
 func (tx *Tx) DueWebhookEndpoints(now time.Time) ([]DueWebhookEndpoint, error) {
 	rows, err := tx.query(`SELECT e.id, e.failing_since IS NOT NULL FROM webhook_endpoints e
 		WHERE e.status = ? AND e.deleted = 0 AND EXISTS (SELECT 1 FROM webhook_outbox o
-			WHERE o.endpoint_id = e.id AND o.status = ? AND o.next_attempt_at <= ? AND o.locked_until <= ?)`,
-		domain.WebhookEndpointEnabled, OutboxPending, now.Unix(), now.Unix())
+			WHERE o.endpoint_id = e.id AND o.next_attempt_at <= ? AND o.locked_until <= ?)`,
+		domain.WebhookEndpointEnabled, now.Unix(), now.Unix())
 	if err != nil {
 		return nil, translate(err, "due webhook endpoints")
 	}
@@ -231,8 +240,8 @@ func (tx *Tx) DueWebhookEndpoints(now time.Time) ([]DueWebhookEndpoint, error) {
 // candidates that LeaseWebhooks then tries to lease.
 func (tx *Tx) DueWebhooks(endpointID string, now time.Time, limit int) ([]WebhookClaim, error) {
 	rows, err := tx.query(`SELECT seq, lease, event_id, event_type, endpoint_id, org_id, livemode, attempts, window_start FROM webhook_outbox
-		WHERE endpoint_id = ? AND status = ? AND next_attempt_at <= ? AND locked_until <= ? ORDER BY next_attempt_at LIMIT ?`,
-		endpointID, OutboxPending, now.Unix(), now.Unix(), limit)
+		WHERE endpoint_id = ? AND next_attempt_at <= ? AND locked_until <= ? ORDER BY next_attempt_at LIMIT ?`,
+		endpointID, now.Unix(), now.Unix(), limit)
 	if err != nil {
 		return nil, translate(err, "due webhooks")
 	}
@@ -255,7 +264,7 @@ func (tx *Tx) DueWebhooks(endpointID string, now time.Time, limit int) ([]Webhoo
 }
 
 // LeaseWebhooks leases the candidates that are still as DueWebhooks read them (same lease, still
-// pending and unleased) until leaseUntil, and returns those it got, each with its attempt number
+// there and unleased) until leaseUntil, and returns those it got, each with its attempt number
 // and retry window. Another worker or replica that leased a row first simply wins it. A worker
 // that dies leaves its rows to be leased again once leaseUntil has passed.
 func (tx *Tx) LeaseWebhooks(cands []WebhookClaim, now, leaseUntil time.Time) ([]WebhookClaim, error) {
@@ -265,8 +274,8 @@ func (tx *Tx) LeaseWebhooks(cands []WebhookClaim, now, leaseUntil time.Time) ([]
 			c.WindowStart = now.UTC().Truncate(time.Second)
 		}
 		res, err := tx.exec(`UPDATE webhook_outbox SET locked_until = ?, lease = lease + 1, attempts = attempts + 1, window_start = ?, updated_at = ?
-			WHERE seq = ? AND lease = ? AND status = ? AND locked_until <= ?`,
-			leaseUntil.Unix(), c.WindowStart.Unix(), tx.now(), c.Seq, c.Lease, OutboxPending, now.Unix())
+			WHERE seq = ? AND lease = ? AND locked_until <= ?`,
+			leaseUntil.Unix(), c.WindowStart.Unix(), tx.now(), c.Seq, c.Lease, now.Unix())
 		if err != nil {
 			return nil, translate(err, "lease webhook")
 		}
@@ -281,12 +290,18 @@ func (tx *Tx) LeaseWebhooks(cands []WebhookClaim, now, leaseUntil time.Time) ([]
 	return out, nil
 }
 
-// SettleWebhook records the outcome of a claim: delivered, failed, canceled, or pending again at
-// next. It reports false (and changes nothing) when the lease was superseded meanwhile by an
-// expiry and a new claim, a manual redelivery or a cancellation.
-func (tx *Tx) SettleWebhook(c WebhookClaim, status string, next time.Time) (bool, error) {
-	res, err := tx.exec("UPDATE webhook_outbox SET status = ?, next_attempt_at = ?, locked_until = 0, updated_at = ? WHERE seq = ? AND lease = ? AND status = ?",
-		status, next.Unix(), tx.now(), c.Seq, c.Lease, OutboxPending)
+// SettleWebhook applies the outcome of a claim: pending again at next, or done (delivered, failed
+// or canceled: the row leaves the outbox). It reports false (and changes nothing) when the lease
+// was superseded meanwhile by an expiry and a new claim, a manual redelivery or a cancellation.
+func (tx *Tx) SettleWebhook(c WebhookClaim, outcome string, next time.Time) (bool, error) {
+	var res sql.Result
+	var err error
+	if outcome == OutboxPending {
+		res, err = tx.exec("UPDATE webhook_outbox SET next_attempt_at = ?, locked_until = 0, updated_at = ? WHERE seq = ? AND lease = ?",
+			next.Unix(), tx.now(), c.Seq, c.Lease)
+	} else {
+		res, err = tx.exec("DELETE FROM webhook_outbox WHERE seq = ? AND lease = ?", c.Seq, c.Lease)
+	}
 	if err != nil {
 		return false, translate(err, "settle webhook")
 	}
@@ -362,20 +377,21 @@ func (tx *Tx) WebhookDeliveriesForEvent(eventID string) ([]*domain.WebhookDelive
 	return out, translate(rows.Err(), "list webhook deliveries")
 }
 
-// WebhookOutboxFor returns the endpoint ids an event is queued for and each row's status (CLI).
-func (tx *Tx) WebhookOutboxFor(eventID string) (map[string]string, error) {
-	rows, err := tx.query("SELECT endpoint_id, status FROM webhook_outbox WHERE event_id = ?", eventID)
+// WebhookOutboxFor returns the endpoints an event is still queued for (CLI; a scan of the
+// outbox, which holds undelivered work only).
+func (tx *Tx) WebhookOutboxFor(eventID string) ([]string, error) {
+	rows, err := tx.query("SELECT endpoint_id FROM webhook_outbox WHERE event_id = ?", eventID)
 	if err != nil {
 		return nil, translate(err, "list webhook outbox")
 	}
 	defer rows.Close()
-	out := map[string]string{}
+	var out []string
 	for rows.Next() {
-		var id, st string
-		if err := rows.Scan(&id, &st); err != nil {
+		var id string
+		if err := rows.Scan(&id); err != nil {
 			return nil, translate(err, "scan webhook outbox")
 		}
-		out[id] = st
+		out = append(out, id)
 	}
 	return out, translate(rows.Err(), "list webhook outbox")
 }

@@ -336,10 +336,13 @@ func (b Brand) Initials() string {
 	return "·"
 }
 
-// Countdown formats seconds as MM:SS (hours folded into minutes).
+// Countdown formats seconds as MM:SS, or H:MM:SS from one hour on.
 func Countdown(seconds int64) string {
 	if seconds < 0 {
 		seconds = 0
+	}
+	if seconds >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", seconds/3600, seconds%3600/60, seconds%60)
 	}
 	return fmt.Sprintf("%02d:%02d", seconds/60, seconds%60)
 }
@@ -370,4 +373,12 @@ func langSwitchURL(c *Checkout) string {
 		sep = "&"
 	}
 	return c.PageURL + sep + "lang=" + otherLang(c.Lang)
+}
+
+// DocumentHint is the line under the CPF/CNPJ field (a boleto always needs the document).
+func (c *Checkout) DocumentHint() string {
+	if !c.RequireDocument && c.Offers("boleto") {
+		return c.Lang.T("document_hint_boleto")
+	}
+	return c.Lang.T("document_hint")
 }

@@ -48,7 +48,8 @@ func TestHostedCheckoutPage(t *testing.T) {
 	is.Equal(p.textOf("pay-button"), "Reservar R$ 100,00") // submit_type book
 	is.Equal(p.textOf("total-amount"), "R$ 100,00")
 	is.True(strings.Contains(p.Body, "10x de R$ 10,00 sem juros (total R$ 100,00)")) // instalments with amount and total
-	is.True(!strings.Contains(p.Body, "11x"))                                        // the ceiling of R$ 100,00 is 10 (R$ 5,00 minimum)
+	is.True(strings.Contains(p.Body, "12x de R$ 8,34"))                              // up to the ceiling of CONTRACT 5
+	is.True(!strings.Contains(p.Body, "13x"))
 	h := p.hidden()
 	is.Equal(h.Get("client_secret"), s.Str("client_secret"))
 	is.True(h.Get("csrf_token") != "")

@@ -169,7 +169,7 @@ func TestCardFormatErrors(t *testing.T) {
 			is.Equal(digStr(r.Body, "error.payment_intent.status"), "requires_payment_method")
 			is.True(!strings.Contains(string(r.Raw), "4242424242424241")) // never echoed
 			after := e.Do("GET", "/v1/payment-intents/"+pi.Str("id"), e.Test, nil)
-			is.Equal(string(after.Raw), string(pi.Raw))                                      // unchanged
+			is.Equal(string(after.Raw), string(pi.Raw))                                 // unchanged
 			is.Equal(e.payCount(e.Test, "/v1/charges?payment_intent="+pi.Str("id")), 0) // no charge
 		})
 	}
@@ -199,10 +199,10 @@ func TestUnknownCardAndLiveMode(t *testing.T) {
 	is.Equal(r.ErrCode(), "processor_unavailable")
 	is.Equal(r.ErrType(), "api_error")
 	after := e.Do("GET", "/v1/payment-intents/"+live.Str("id"), e.Live, nil)
-	is.Equal(string(after.Raw), string(live.Raw))                                            // nothing written
-	is.Equal(e.payCount(e.Live, "/v1/charges"), 0)                                           // nothing charged
-	is.Equal(e.payCount(e.Live, "/v1/events"), events)                                       // no event
-	is.Equal(e.payCount(e.Live, "/v1/payment-methods"), 0)                                   // no card kept
+	is.Equal(string(after.Raw), string(live.Raw))                                          // nothing written
+	is.Equal(e.payCount(e.Live, "/v1/charges"), 0)                                         // nothing charged
+	is.Equal(e.payCount(e.Live, "/v1/events"), events)                                     // no event
+	is.Equal(e.payCount(e.Live, "/v1/payment-methods"), 0)                                 // no card kept
 	r = e.payConfirm(e.Live, live.Str("id"), map[string]any{"payment_method_type": "pix"}) // PIX too
 	is.Equal(r.ErrCode(), "processor_unavailable")
 }

@@ -350,8 +350,8 @@ func TestConcurrentConfirms(t *testing.T) {
 		is.Equal(statuses[i], 409) // the later ones see the first one's state
 		is.Equal(codes[i], "payment_intent_unexpected_state")
 	}
-	is.Equal(ok, 1)                                                       // exactly one attempt
-	is.Equal(e.payCount(e.Test, "/v1/charges?payment_intent="+id), 1)     // one charge
+	is.Equal(ok, 1)                                                        // exactly one attempt
+	is.Equal(e.payCount(e.Test, "/v1/charges?payment_intent="+id), 1)      // one charge
 	is.Equal(e.payCount(e.Test, "/v1/transactions?payment_intent="+id), 1) // one ledger entry
 }
 

@@ -78,8 +78,9 @@
     if (!isFinite(end)) return;
     function tick() {
       var left = Math.max(0, Math.round((end - Date.now() - skew) / 1000));
-      var m = Math.floor(left / 60), s = left % 60;
-      el.textContent = (m < 10 ? "0" : "") + m + ":" + (s < 10 ? "0" : "") + s;
+      var h = Math.floor(left / 3600), m = Math.floor(left % 3600 / 60), s = left % 60;
+      var mm = (m < 10 ? "0" : "") + m, ss = (s < 10 ? "0" : "") + s;
+      el.textContent = h > 0 ? h + ":" + mm + ":" + ss : mm + ":" + ss;
       if (left > 0) setTimeout(tick, 1000);
     }
     tick();

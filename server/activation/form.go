@@ -88,7 +88,7 @@ var Steps = []Step{
 	}},
 	{Key: "representative", Title: "Representante legal", Intro: "Pessoa responsável legalmente pela organização.", Fields: []Field{
 		{Name: "rep_name", Label: "Nome completo", Kind: KindText, Required: true, Autocomplete: "name", MaxLen: 200},
-		{Name: "rep_document", Label: "CPF", Kind: KindText, Required: true, InputMode: "numeric", Hint: "Somente o CPF da pessoa, com ou sem pontuação.", MaxLen: 14},
+		{Name: "rep_document", Label: "CPF", Kind: KindText, Required: true, InputMode: "numeric", Hint: "Somente o CPF da pessoa, com ou sem pontuação.", MaxLen: 18},
 		{Name: "rep_birth_date", Label: "Data de nascimento", Kind: KindDate, Required: true, Autocomplete: "bday", Hint: "DD/MM/AAAA.", MaxLen: 10},
 	}},
 	{Key: "address", Title: "Endereço", Intro: "Endereço da sede ou do domicílio fiscal.", Fields: []Field{

@@ -254,6 +254,7 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 	}
 	defer d.Close()
 	var res triggerResult
+	queued := map[string]bool{} // "event endpoint" → waiting for a first attempt
 	err = d.Write(ctx, func(tx *db.Tx) error {
 		o, err := findTriggerOrg(tx, *org)
 		if err != nil {
@@ -268,10 +269,20 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 		}
 		live := false
 		evs, err := tx.EventsAfter(before, db.TailFilter{OrgID: o.ID, Livemode: &live}, 100)
+		if err != nil {
+			return err
+		}
 		for _, te := range evs {
 			res.Events = append(res.Events, te.Event)
+			eps, err := tx.WebhookOutboxFor(te.Event.ID) // in this transaction: before any delivery
+			if err != nil {
+				return err
+			}
+			for _, ep := range eps {
+				queued[te.Event.ID+" "+ep] = true
+			}
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return explain(err)
@@ -281,7 +292,7 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "event %s %s (%s)\n", e.ID, e.Type, objectID(e))
 		}
 	}
-	if err := awaitDeliveries(ctx, env, d, &res, *wait, *asJSON); err != nil {
+	if err := awaitDeliveries(ctx, env, d, &res, queued, *wait, *asJSON); err != nil {
 		return err
 	}
 	if *asJSON {
@@ -314,25 +325,9 @@ func findTriggerOrg(tx *db.Tx, id string) (*domain.Organization, error) {
 	return o, err
 }
 
-// awaitDeliveries polls the attempts of the triggered events until every queued delivery has a
-// first answer (or wait elapses), printing each attempt once.
-func awaitDeliveries(ctx context.Context, env Env, d *db.DB, res *triggerResult, wait time.Duration, asJSON bool) error {
-	queued := map[string]bool{} // event id + endpoint id → still waiting for a first attempt
-	err := d.Read(ctx, func(tx *db.Tx) error {
-		for _, e := range res.Events {
-			rows, err := tx.WebhookOutboxFor(e.ID)
-			if err != nil {
-				return err
-			}
-			for ep := range rows {
-				queued[e.ID+" "+ep] = true
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
+// awaitDeliveries polls the attempts of the triggered events until every queued delivery
+// ("event endpoint" keys) has a first answer (or wait elapses), printing each attempt once.
+func awaitDeliveries(ctx context.Context, env Env, d *db.DB, res *triggerResult, queued map[string]bool, wait time.Duration, asJSON bool) error {
 	if len(queued) == 0 {
 		if !asJSON {
 			fmt.Fprintln(env.Stdout, "no enabled test-mode webhook endpoint subscribes to these events; create one with POST /v1/webhook-endpoints (test key), e.g. url http://localhost:4242/webhooks")

@@ -32,7 +32,7 @@ func TestSavedBehaviorMatchesSimulate(t *testing.T) {
 			is.Equal(SimulateSaved(key, reuse), card.Simulate(tc.Number, reuse)) // same outcome as the number
 		}
 	}
-	is.Equal(BehaviorKey("5555555555554444"), "")                             // unknown cards have no key
+	is.Equal(BehaviorKey("5555555555554444"), "")                            // unknown cards have no key
 	is.Equal(SimulateSaved("", true).Outcome, card.OutcomeSucceeded)         // and approve
 	is.Equal(SimulateSaved("garbage", false).Outcome, card.OutcomeSucceeded) // as does an unknown key
 }
