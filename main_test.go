@@ -50,13 +50,22 @@ func envFrom(m map[string]string) func(string) string {
 // freeAddr returns a loopback address with a port that was free a moment ago.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return freeAddrs(t, 1)[0]
+}
+
+// freeAddrs returns n distinct loopback addresses (all held open together while chosen).
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		out = append(out, ln.Addr().String())
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
+	return out
 }
 
 // instance is a `troco serve` running through run() in this process.
@@ -384,7 +393,8 @@ func TestEndToEndSandboxKeyInMemory(t *testing.T) {
 // TestEndToEndEnvironmentAndPlainHTTP covers TROCO_<FLAG> variables and the --http-addr listener.
 func TestEndToEndEnvironmentAndPlainHTTP(t *testing.T) {
 	dir := t.TempDir()
-	addr, httpAddr := freeAddr(t), freeAddr(t)
+	addrs := freeAddrs(t, 2)
+	addr, httpAddr := addrs[0], addrs[1]
 	getenv := envFrom(map[string]string{
 		"TROCO_ADDR":      addr,
 		"TROCO_DB":        filepath.Join(dir, "env.db"),
@@ -471,6 +481,23 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 			is.True(ctx.Err() == nil) // at once, not by the timeout
 		})
 	}
+	t.Run("busy --http-addr", func(t *testing.T) {
+		is := is.New(t)
+		busy, err := net.Listen("tcp", "127.0.0.1:0")
+		is.NoErr(err)
+		defer busy.Close()
+		addr := freeAddr(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		err = run(ctx, []string{"serve", "--addr", addr, "--http-addr", busy.Addr().String(), "--db", ":memory:", "--data-dir", dir}, envFrom(nil), io.Discard, io.Discard)
+		is.True(err != nil)       // the listener that cannot bind is an error
+		is.True(ctx.Err() == nil) // reported at once
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+		}
+		is.True(err != nil) // and run left no HTTPS server behind
+	})
 	t.Run("unknown command", func(t *testing.T) {
 		is := is.New(t)
 		_, err := runCLI(t, envFrom(nil), "frobnicate")

@@ -396,6 +396,36 @@ func (tx *Tx) WebhookOutboxFor(eventID string) ([]string, error) {
 	return out, translate(rows.Err(), "list webhook outbox")
 }
 
+// FindEventsByIDs returns the events with these ids, by id, whatever their scope: the dispatcher
+// loads a claimed batch at once and checks each event's scope against its outbox row.
+func (tx *Tx) FindEventsByIDs(ids []string) (map[string]*domain.Event, error) {
+	out := make(map[string]*domain.Event, len(ids))
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := tx.query("SELECT "+eventCols+" FROM events WHERE id IN (?"+strings.Repeat(", ?", len(chunk)-1)+")", args...)
+		if err != nil {
+			return nil, translate(err, "find events")
+		}
+		for rows.Next() {
+			e, err := scanEvent(rows)
+			if err != nil {
+				rows.Close()
+				return nil, translate(err, "scan event")
+			}
+			out[e.ID] = e
+		}
+		if err := rows.Close(); err != nil {
+			return nil, translate(err, "find events")
+		}
+	}
+	return out, nil
+}
+
 // TailFilter narrows EventsAfter; zero fields match everything.
 type TailFilter struct {
 	OrgID    string

@@ -7,6 +7,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
+	"sort"
 	"strings"
 
 	"troco/server/domain"
@@ -65,6 +67,11 @@ func decodeJSON(body []byte, dst any) error {
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			if path := unknownFieldPath(body, reflect.TypeOf(dst)); path != "" {
+				return domain.Invalid(path, "Received unknown parameter: %s.", path)
+			}
+		}
 		return decodeError(err)
 	}
 	if dec.More() {
@@ -135,4 +142,118 @@ func typeName(goType string) string {
 		return "an array"
 	}
 	return "an object"
+}
+
+// unknownFieldPath finds the first key of body that dst's type does not accept and names it in
+// the API's parameter notation (recurring[foo], line_items[0][bar]); encoding/json reports only
+// the bare key.
+func unknownFieldPath(body []byte, t reflect.Type) string {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	p, _ := findUnknown(v, t, "")
+	return p
+}
+
+func findUnknown(v any, t reflect.Type, prefix string) (string, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Struct && strings.HasPrefix(t.Name(), "Opt[") {
+		if f, ok := t.FieldByName("V"); ok {
+			return findUnknown(v, f.Type, prefix)
+		}
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		fields := jsonFields(t)
+		if len(fields) == 0 {
+			return "", false // a leaf with its own decoding (timestamps, dates)
+		}
+		for _, k := range sortedKeys(m) {
+			ft, ok := fields[k]
+			if !ok {
+				for name, typ := range fields {
+					if strings.EqualFold(name, k) {
+						ft, ok = typ, true
+						break
+					}
+				}
+			}
+			if !ok {
+				return joinParam(prefix, k), true
+			}
+			if p, found := findUnknown(m[k], ft, joinParam(prefix, k)); found {
+				return p, true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		arr, _ := v.([]any)
+		for i, el := range arr {
+			if p, found := findUnknown(el, t.Elem(), prefix+"["+itoa(int64(i))+"]"); found {
+				return p, true
+			}
+		}
+	case reflect.Map:
+		m, _ := v.(map[string]any)
+		for _, k := range sortedKeys(m) {
+			if p, found := findUnknown(m[k], t.Elem(), joinParam(prefix, k)); found {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// jsonFields maps the JSON names of a struct's exported fields (embedded ones included) to types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFields(ft) {
+					out[k] = v
+				}
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func joinParam(prefix, k string) string {
+	if prefix == "" {
+		return k
+	}
+	return prefix + "[" + k + "]"
 }

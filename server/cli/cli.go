@@ -58,6 +58,14 @@ func Run(ctx context.Context, env Env) error {
 		fmt.Fprint(env.Stderr, usage)
 		return errors.New("no command")
 	}
+	err := dispatch(ctx, env, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // -h printed the usage; asking for help is not a failure
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, env Env, args []string) error {
 	switch cmd := strings.Join(args[:min(2, len(args))], " "); {
 	case args[0] == "serve":
 		return serve(ctx, env, args[1:])

@@ -195,7 +195,7 @@ var triggers = map[string]triggerFunc{
 			return err
 		}
 		name := "Troco Trigger price (updated)"
-		_, err = core.UpdatePrice(tx, a, p.ID, core.PriceParams{Name: &name})
+		_, err = core.UpdatePrice(tx, a, p.ID, core.PriceParams{Name: domain.Opt[string]{Set: true, V: name}})
 		return err
 	},
 	"price.deleted": func(tx *db.Tx, a domain.Actor) error {

@@ -70,6 +70,9 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
 		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat}
+	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
+		return nil, errors.New("--db-sync must be FULL or NORMAL")
+	}
 	if c.rateLimit != "on" && c.rateLimit != "off" {
 		return nil, errors.New("--rate-limit must be on or off")
 	}
@@ -175,6 +178,15 @@ func serve(ctx context.Context, env Env, args []string) error {
 		plain = &http.Server{Addr: cfg.httpAddr, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second}
 	}
 
+	// Bind the plain listener before serving anything, so a busy --http-addr fails the start.
+	var plainLn net.Listener
+	if plain != nil {
+		if plainLn, err = net.Listen("tcp", cfg.httpAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("listen %s: %w", cfg.httpAddr, err)
+		}
+	}
+
 	printBanner(env, cfg, org, bootKey, caPath)
 	runner.Start()
 	defer runner.Stop()
@@ -184,15 +196,17 @@ func serve(ctx context.Context, env Env, args []string) error {
 	errc := make(chan error, 2)
 	go func() { errc <- httpsServer.Serve(tls.NewListener(ln, tlsConfig)) }()
 	if plain != nil {
-		go func() { errc <- plain.ListenAndServe() }()
+		go func() { errc <- plain.Serve(plainLn) }()
 	}
 	if env.Ready != nil {
 		env.Ready(ln.Addr().String())
 	}
+	var serveErr error
 	select {
 	case err := <-errc:
+		// One listener failed: stop the other too before returning, never leave it serving.
 		if !errors.Is(err, http.ErrServerClosed) {
-			return err
+			serveErr = err
 		}
 	case <-ctx.Done():
 	}
@@ -203,7 +217,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if plain != nil {
 		err = errors.Join(err, plain.Shutdown(shutdownCtx))
 	}
-	return err
+	return errors.Join(serveErr, err)
 }
 
 // tlsConfig chooses the certificate source: PEM files, ACME, or the generated local CA.

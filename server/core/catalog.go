@@ -86,7 +86,7 @@ func CreateProduct(tx *db.Tx, a domain.Actor, p ProductParams) (*domain.Product,
 	var price *domain.Price
 	if d := p.DefaultPriceData; d != nil {
 		var err error
-		if price, err = newPrice("default_price_data", PriceParams{UnitAmount: d.UnitAmount, Currency: d.Currency, Recurring: d.Recurring, TaxBehavior: d.TaxBehavior, Name: d.Name}); err != nil {
+		if price, err = newPrice("default_price_data", PriceParams{UnitAmount: d.UnitAmount, Currency: d.Currency, Recurring: d.Recurring, TaxBehavior: d.TaxBehavior, Name: optOf(d.Name)}); err != nil {
 			return nil, err
 		}
 	}
@@ -176,7 +176,7 @@ type PriceParams struct {
 	Currency    string                        `json:"currency"`
 	Recurring   *domain.Recurring             `json:"recurring"`
 	TaxBehavior string                        `json:"tax_behavior"`
-	Name        *string                       `json:"name"`
+	Name        domain.Opt[string]            `json:"name"`
 	IsActive    *bool                         `json:"is_active"`
 	Metadata    domain.Opt[map[string]string] `json:"metadata"`
 }
@@ -198,9 +198,9 @@ func newPrice(param string, p PriceParams) (*domain.Price, error) {
 	if err != nil {
 		return nil, err
 	}
-	price := &domain.Price{Currency: cur, UnitAmount: *p.UnitAmount, Type: domain.PriceOneTime, TaxBehavior: "unspecified", IsActive: true, Name: p.Name, Metadata: domain.Metadata{}}
-	if p.Name != nil {
-		if err := domain.ValidateText(prefix("name"), *p.Name, 250); err != nil {
+	price := &domain.Price{Currency: cur, UnitAmount: *p.UnitAmount, Type: domain.PriceOneTime, TaxBehavior: "unspecified", IsActive: true, Name: p.Name.Ptr(), Metadata: domain.Metadata{}}
+	if price.Name != nil {
+		if err := domain.ValidateText(prefix("name"), *price.Name, 250); err != nil {
 			return nil, err
 		}
 	}
@@ -278,17 +278,14 @@ func UpdatePrice(tx *db.Tx, a domain.Actor, id string, p PriceParams) (*domain.P
 		return nil, domain.Invalid("product", "a price's product cannot be changed.")
 	case p.UnitAmount != nil:
 		return nil, domain.Invalid("unit_amount", "a price's unit_amount cannot be changed; create a new price.")
-	case p.Currency != "":
+	case p.Currency != "" && p.Currency != price.Currency:
 		return nil, domain.Invalid("currency", "a price's currency cannot be changed.")
 	case p.Recurring != nil:
 		return nil, domain.Invalid("recurring", "a price's recurrence cannot be changed; create a new price.")
 	}
 	before := *price
-	if p.Name != nil {
-		if err := domain.ValidateText("name", *p.Name, 250); err != nil {
-			return nil, err
-		}
-		price.Name = p.Name
+	if err := applyText(&price.Name, p.Name, "name", 250); err != nil {
+		return nil, err
 	}
 	if p.IsActive != nil {
 		price.IsActive = *p.IsActive
@@ -323,8 +320,29 @@ func DeletePrice(tx *db.Tx, a domain.Actor, id string) (*domain.Deleted, error) 
 	if err != nil {
 		return nil, err
 	}
+	prod, err := tx.FindProductByID(a.Scope, price.Product)
+	if err != nil {
+		return nil, err
+	}
 	if err := tx.DeletePrice(a.Scope, id); err != nil {
 		return nil, err
 	}
+	if prod.DefaultPrice != nil && *prod.DefaultPrice == id {
+		after, err := tx.FindProductByID(a.Scope, prod.ID)
+		if err != nil {
+			return nil, err
+		}
+		if err := emit(tx, a, "product.updated", after, prod); err != nil {
+			return nil, err
+		}
+	}
 	return &domain.Deleted{ID: id, Object: "price", Deleted: true}, emit(tx, a, "price.deleted", price, nil)
+}
+
+// optOf turns a pointer into a present-or-absent optional field.
+func optOf[T any](p *T) domain.Opt[T] {
+	if p == nil {
+		return domain.Opt[T]{}
+	}
+	return domain.Opt[T]{Set: true, V: *p}
 }

@@ -24,7 +24,9 @@ func (o *Opt[T]) UnmarshalJSON(b []byte) error {
 	if m, ok := any(&o.V).(*map[string]string); ok {
 		return unmarshalStringMap(b, m)
 	}
-	return json.Unmarshal(b, &o.V)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(&o.V)
 }
 
 // unmarshalStringMap decodes an object of strings (metadata); a value of another type is

@@ -158,16 +158,16 @@ func (d *Dispatcher) Run(ctx context.Context, now time.Time) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		claims, err := d.claim(ctx, now, d.opts.Workers)
+		batch, err := d.claim(ctx, now, d.opts.Workers)
 		if err != nil {
 			return err
 		}
-		if len(claims) == 0 {
+		if len(batch) == 0 {
 			return nil
 		}
 		var wg sync.WaitGroup
-		for _, c := range claims {
-			wg.Go(func() { d.deliver(c) })
+		for _, dl := range batch {
+			wg.Go(func() { d.deliver(dl) })
 		}
 		wg.Wait()
 	}
@@ -226,7 +226,7 @@ func (d *Dispatcher) fill() {
 	if free <= 0 {
 		return
 	}
-	claims, err := d.claim(ctx, d.clock.Now(), free)
+	batch, err := d.claim(ctx, d.clock.Now(), free)
 	if err != nil {
 		if !errors.Is(err, db.ErrClosed) {
 			d.log.Error("webhooks: claim deliveries", slog.String("error", err.Error()))
@@ -234,11 +234,11 @@ func (d *Dispatcher) fill() {
 		return
 	}
 	d.mu.Lock()
-	d.busy += len(claims)
+	d.busy += len(batch)
 	d.mu.Unlock()
-	for _, c := range claims {
+	for _, dl := range batch {
 		d.wg.Go(func() {
-			d.deliver(c)
+			d.deliver(dl)
 			d.mu.Lock()
 			d.busy--
 			d.mu.Unlock()
@@ -247,11 +247,19 @@ func (d *Dispatcher) fill() {
 	}
 }
 
-// claim leases up to limit due rows. Candidates are read on a reader, endpoint by endpoint
-// within each one's free capacity (PerEndpoint, 1 while failing, minus what is in flight here),
-// starting from a rotating endpoint so none is starved; the writer then only runs the
-// conditional updates that lease them.
-func (d *Dispatcher) claim(ctx context.Context, now time.Time, limit int) ([]db.WebhookClaim, error) {
+// delivery is a leased outbox row with what its attempt needs; ep or ev is nil when it no longer
+// exists.
+type delivery struct {
+	c  db.WebhookClaim
+	ep *domain.WebhookEndpoint
+	ev *domain.Event
+}
+
+// claim leases up to limit due rows and loads their endpoints and events. Candidates are read on
+// a reader, endpoint by endpoint within each one's free capacity (PerEndpoint, 1 while failing,
+// minus what is in flight here), starting from a rotating endpoint so none is starved; the writer
+// then only runs the conditional updates that lease them.
+func (d *Dispatcher) claim(ctx context.Context, now time.Time, limit int) ([]delivery, error) {
 	d.claimMu.Lock()
 	defer d.claimMu.Unlock()
 	d.mu.Lock()
@@ -299,7 +307,56 @@ func (d *Dispatcher) claim(ctx context.Context, now time.Time, limit int) ([]db.
 		d.inflight[c.EndpointID]++
 	}
 	d.mu.Unlock()
-	return claims, nil
+	batch, err := d.load(ctx, claims)
+	if err != nil {
+		// Nothing was sent: the leases expire and the rows are claimed again.
+		for _, c := range claims {
+			d.release(c)
+		}
+		return nil, err
+	}
+	return batch, nil
+}
+
+// load reads the endpoints and events of a batch of claims in one read transaction.
+func (d *Dispatcher) load(ctx context.Context, claims []db.WebhookClaim) ([]delivery, error) {
+	out := make([]delivery, len(claims))
+	err := d.db.Read(ctx, func(tx *db.Tx) error {
+		eps := map[string]*domain.WebhookEndpoint{}
+		ids := make([]string, 0, len(claims))
+		for _, c := range claims {
+			ids = append(ids, c.EventID)
+			if _, ok := eps[c.EndpointID]; ok {
+				continue
+			}
+			ep, err := tx.FindWebhookEndpointByID(c.Scope, c.EndpointID)
+			if err != nil && !errors.Is(err, db.ErrNotFound) {
+				return err
+			}
+			eps[c.EndpointID] = ep
+		}
+		evs, err := tx.FindEventsByIDs(ids)
+		if err != nil {
+			return err
+		}
+		for i, c := range claims {
+			out[i] = delivery{c: c, ep: eps[c.EndpointID]}
+			if ev := evs[c.EventID]; ev != nil && ev.Organization == c.Scope.OrgID && ev.Livemode == c.Scope.Livemode {
+				out[i].ev = ev
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// release forgets a claim's slot in the per-endpoint count.
+func (d *Dispatcher) release(c db.WebhookClaim) {
+	d.mu.Lock()
+	if d.inflight[c.EndpointID]--; d.inflight[c.EndpointID] <= 0 {
+		delete(d.inflight, c.EndpointID)
+	}
+	d.mu.Unlock()
 }
 
 // attempt is the outcome of one request.
@@ -313,37 +370,16 @@ func (a attempt) ok() bool { return a.err == "" && a.status >= 200 && a.status <
 
 // deliver makes one attempt for a claim and records it. It never uses the caller's context for
 // the request or the record: shutdown waits for attempts instead of cutting them off.
-func (d *Dispatcher) deliver(c db.WebhookClaim) {
-	defer func() {
-		d.mu.Lock()
-		if d.inflight[c.EndpointID]--; d.inflight[c.EndpointID] <= 0 {
-			delete(d.inflight, c.EndpointID)
-		}
-		d.mu.Unlock()
-	}()
+func (d *Dispatcher) deliver(dl delivery) {
+	defer d.release(dl.c)
 	ctx := context.Background()
-	var ep *domain.WebhookEndpoint
-	var ev *domain.Event
-	err := d.db.Read(ctx, func(tx *db.Tx) error {
-		var err error
-		if ep, err = tx.FindWebhookEndpointByID(c.Scope, c.EndpointID); err != nil {
-			return err
-		}
-		ev, err = tx.FindEventByID(c.Scope, c.EventID)
-		return err
-	})
-	if errors.Is(err, db.ErrNotFound) || err == nil && ep.Status != domain.WebhookEndpointEnabled {
-		d.settleOnly(ctx, c, db.OutboxCanceled)
-		return
-	}
-	if err != nil {
-		// The lease expires and another claim retries; nothing was sent.
-		d.log.Error("webhooks: load delivery", slog.String("event", c.EventID), slog.String("endpoint", c.EndpointID), slog.String("error", err.Error()))
+	if dl.ep == nil || dl.ev == nil || dl.ep.Status != domain.WebhookEndpointEnabled {
+		d.settleOnly(ctx, dl.c, db.OutboxCanceled) // endpoint deleted or paused meanwhile
 		return
 	}
 	start := d.clock.Now()
-	res := d.post(ctx, ep, ev, start)
-	d.record(ctx, c, ep, res, start)
+	res := d.post(ctx, dl.ep, dl.ev, start)
+	d.record(ctx, dl.c, dl.ep, res, start)
 }
 
 // post sends the event to the endpoint, signed at start.
