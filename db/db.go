@@ -267,10 +267,30 @@ func (d *DB) Read(ctx context.Context, fn func(*Tx) error) error {
 	return fn(&Tx{q: sqlTx, st: st, Now: d.clock.Now().UTC().Truncate(time.Second)})
 }
 
+// ReadOne runs fn on the reader pool outside an explicit transaction, so each statement sees
+// the latest commit on its own. For a single-statement lookup it is Read without the BEGIN and
+// ROLLBACK round trips (the API key lookup of every request); fn must not need a snapshot
+// shared by several statements.
+func (d *DB) ReadOne(ctx context.Context, fn func(*Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("db: begin read: %w", err)
+	}
+	st := &txStmts{cache: d.rstmts}
+	defer func() { d.rstmts.prepare(st.missed) }()
+	return fn(&Tx{q: d.read, st: st, Now: d.clock.Now().UTC().Truncate(time.Second)})
+}
+
+// querier is what a Tx runs statements on.
+type querier interface {
+	Exec(query string, args ...any) (sql.Result, error)
+	QueryRow(query string, args ...any) *sql.Row
+	Query(query string, args ...any) (*sql.Rows, error)
+}
+
 // Tx is one transaction. Now is the clock reading captured when it began; every timestamp the
 // transaction writes uses it.
 type Tx struct {
-	q        *sql.Tx
+	q        querier // *sql.Tx, or the reader pool for ReadOne
 	st       *txStmts
 	Now      time.Time
 	writable bool
@@ -279,6 +299,9 @@ type Tx struct {
 
 // Savepoint runs fn in a nested savepoint: an error from fn undoes only fn's writes.
 func (tx *Tx) Savepoint(fn func() error) (err error) {
+	if _, ok := tx.q.(*sql.Tx); !ok {
+		return errors.New("db: savepoint outside a transaction (ReadOne)")
+	}
 	tx.sp++
 	name := "n" + strconv.Itoa(tx.sp)
 	if _, err := tx.exec("SAVEPOINT " + name); err != nil {
@@ -333,7 +356,9 @@ func (tx *Tx) prepared(query string) *sql.Stmt {
 		st.missed = append(st.missed, query)
 		return nil
 	}
-	s = tx.q.Stmt(s)
+	if sqlTx, ok := tx.q.(*sql.Tx); ok {
+		s = sqlTx.Stmt(s)
+	}
 	st.bound = append(st.bound, boundStmt{query, s})
 	return s
 }

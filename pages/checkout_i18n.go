@@ -148,7 +148,7 @@ var messages = map[string][2]string{
 	"success_title":         {"Pagamento confirmado", "Payment confirmed"},
 	"success_sub_title":     {"Assinatura confirmada", "Subscription confirmed"},
 	"success_free_title":    {"Pedido confirmado", "Order confirmed"},
-	"success_text":          {"Obrigado! Enviamos o comprovante para %s.", "Thank you! A receipt was sent to %s."},
+	"success_text":          {"Obrigado pela compra! Pagamento registrado para %s.", "Thank you for your purchase! Payment recorded for %s."},
 	"success_text_anon":     {"Obrigado pela sua compra.", "Thank you for your purchase."},
 	"paid_with_card":        {"Pago com %s final %s em %dx.", "Paid with %s ending in %s in %d instalment(s)."},
 	"continue":              {"Continuar", "Continue"},

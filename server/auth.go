@@ -26,27 +26,29 @@ func (s *Server) authenticate(r *http.Request, need string) (*authInfo, error) {
 	var key *domain.APIKey
 	var target, platform *domain.Organization
 	orgHeader := r.Header.Get("Organization")
-	err = s.db.Read(r.Context(), func(tx *db.Tx) error {
-		k, err := tx.FindAPIKeyByHash(hash)
-		if err != nil {
-			return err
-		}
-		key = k
-		if !key.Platform() {
-			return nil
-		}
-		if platform, err = tx.FindOrganizationByID(key.Organization); err != nil {
-			return err
-		}
-		if orgHeader != "" {
-			// Routing needs the target active in the key's environment (activation is per environment).
-			target, err = tx.FindOrganizationInMode(orgHeader, key.Livemode)
-			if errors.Is(err, db.ErrNotFound) {
-				target, err = nil, nil
-			}
-		}
+	// The key is one indexed lookup, run without a transaction (it sees the latest commit, so a
+	// revocation applies to the next request); a platform key then reads its organizations.
+	err = s.db.ReadOne(r.Context(), func(tx *db.Tx) error {
+		var err error
+		key, err = tx.FindAPIKeyByHash(hash)
 		return err
 	})
+	if err == nil && key.Platform() {
+		err = s.db.Read(r.Context(), func(tx *db.Tx) error {
+			var err error
+			if platform, err = tx.FindOrganizationByID(key.Organization); err != nil {
+				return err
+			}
+			if orgHeader != "" {
+				// Routing needs the target active in the key's environment (activation is per environment).
+				target, err = tx.FindOrganizationInMode(orgHeader, key.Livemode)
+				if errors.Is(err, db.ErrNotFound) {
+					target, err = nil, nil
+				}
+			}
+			return err
+		})
+	}
 	if errors.Is(err, db.ErrNotFound) {
 		return nil, domain.Unauthenticated("Invalid API key provided.")
 	}

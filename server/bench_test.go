@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,6 +111,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	e := newBenchEnv(b)
 	r := e.request("GET", "/v1/customers", nil)
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := e.s.authenticate(r, domain.ScopeRead); err != nil {
@@ -128,6 +130,7 @@ func BenchmarkIdempotency(b *testing.B) {
 	e.serve(b, e.request("POST", "/v1/customers", body, "Idempotency-Key", "bench-replay"))
 	b.Run("replay", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b, cpuTime())
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				w := e.serve(b, e.request("POST", "/v1/customers", body, "Idempotency-Key", "bench-replay"))
@@ -144,6 +147,7 @@ func BenchmarkIdempotency(b *testing.B) {
 		info := &authInfo{Actor: domain.Actor{Scope: e.scope}}
 		var n atomic.Int64
 		b.ReportAllocs()
+		defer reportCPU(b, cpuTime())
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				r := e.request("POST", "/v1/customers", body, "Idempotency-Key", "miss-"+strconv.FormatInt(n.Add(1), 10))
@@ -158,10 +162,11 @@ func BenchmarkJSON(b *testing.B) {
 	s := func(v string) *string { return &v }
 	c := &domain.Customer{ID: domain.NewID(domain.PrefixCustomer), Object: "customer", CreatedAt: domain.At(time.Now()), UpdatedAt: domain.At(time.Now()),
 		Email: s("ana@example.com"), Name: s("Ana Souza"), Phone: s("+5511999990000"), Document: s("52998224725"), DocumentType: s("cpf"),
-		Address: &domain.Address{Line1: "Rua Augusta", Number: "100", City: "São Paulo", State: "SP", PostalCode: "01304000", Country: "BR"},
+		Address:  &domain.Address{Line1: "Rua Augusta", Number: "100", City: "São Paulo", State: "SP", PostalCode: "01304000", Country: "BR"},
 		Metadata: domain.Metadata{"order": "1234"}}
 	b.Run("customer", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b, cpuTime())
 		for b.Loop() {
 			if _, err := json.Marshal(c); err != nil {
 				b.Fatal(err)
@@ -170,6 +175,7 @@ func BenchmarkJSON(b *testing.B) {
 	})
 	b.Run("error", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b, cpuTime())
 		for b.Loop() {
 			_ = mustErrorBody(domain.Invalid("email", "email must be a valid address."))
 		}
@@ -178,6 +184,7 @@ func BenchmarkJSON(b *testing.B) {
 		body, _ := json.Marshal(c)
 		w := httptest.NewRecorder()
 		b.ReportAllocs()
+		defer reportCPU(b, cpuTime())
 		for b.Loop() {
 			w.Body.Reset()
 			writeRaw(w, http.StatusOK, body)
@@ -208,6 +215,7 @@ func BenchmarkHandler(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
+			defer reportCPU(b, cpuTime())
 			b.SetParallelism(16) // 32 concurrent requests on 2 CPUs, like the load test
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
@@ -265,6 +273,7 @@ func BenchmarkHTTPS(b *testing.B) {
 	}{{"create", "POST", "/v1/customers", body}, {"retrieve", "GET", "/v1/customers/" + id, nil}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
+			defer reportCPU(b, cpuTime())
 			b.SetParallelism(16)
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
@@ -276,4 +285,17 @@ func BenchmarkHTTPS(b *testing.B) {
 			})
 		})
 	}
+}
+
+// cpuTime is the CPU time (user + system) of the whole process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU adds a cpu-µs/op metric: the process's CPU time per op since start. On a shared,
+// busy machine it is steadier than ns/op, which also counts waiting for a CPU.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e3, "cpu-µs/op")
 }

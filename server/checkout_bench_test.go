@@ -44,6 +44,7 @@ func BenchmarkCheckoutSessionCreate(b *testing.B) {
 	price := e.benchPrice(b)
 	body := []byte(`{"line_items":[{"price":"` + price + `","quantity":2}],"customer_email":"ana@example.com","metadata":{"order":"A-1"}}`)
 	b.ReportAllocs()
+	b.SetParallelism(16) // many concurrent clients, so group commit shares each fsync
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

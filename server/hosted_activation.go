@@ -423,10 +423,11 @@ func activationSummary(f *core.ActivationForm, doc string) []pages.ActivationSum
 		{Label: "Documento", Value: doc},
 		{Label: "E-mail", Value: v["email"]},
 		{Label: "Telefone", Value: v["phone"]},
-		{Label: "Representante legal", Value: strings.TrimSpace(v["rep_name"] + " · CPF " + v["rep_document"])},
+		{Label: "Representante legal", Value: strings.Join(nonEmpty(v["rep_name"], prefixed("CPF ", v["rep_document"])), " · ")},
 		{Label: "Data de nascimento", Value: birth},
 		{Label: "Endereço", Value: addr},
-		{Label: "Conta para repasses", Value: "Banco " + v["bank_code"] + " · Agência " + v["branch"] + " · Conta " + v["account_number"] + " · " + label(activation.AccountTypes, v["account_type"])},
+		{Label: "Conta para repasses", Value: strings.Join(nonEmpty(prefixed("Banco ", v["bank_code"]), prefixed("Agência ", v["branch"]),
+			prefixed("Conta ", v["account_number"]), label(activation.AccountTypes, v["account_type"])), " · ")},
 	}
 	out := rows[:0]
 	for _, r := range rows {
@@ -435,6 +436,14 @@ func activationSummary(f *core.ActivationForm, doc string) []pages.ActivationSum
 		}
 	}
 	return out
+}
+
+// prefixed is label+v, or "" when v is empty.
+func prefixed(label, v string) string {
+	if v == "" {
+		return ""
+	}
+	return label + v
 }
 
 func nonEmpty(parts ...string) []string {

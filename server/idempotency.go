@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -78,7 +79,9 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			return
 		}
 		a := authFrom(r.Context())
-		sum := sha256.New()
+		// Keyed: a confirm body carries a card number and CVC, which must not be recoverable
+		// from a stored unkeyed hash.
+		sum := hmac.New(sha256.New, s.cfg.Secrets.DeriveKey("idempotency fingerprint"))
 		sum.Write([]byte(r.Method + " " + r.URL.Path + "\n"))
 		sum.Write(body)
 		st := &idemState{scope: a.Actor.Scope, key: key, fingerprint: hex.EncodeToString(sum.Sum(nil))}

@@ -153,6 +153,7 @@ var isolationResources = []isoResource{
 		routes: []isoRoute{
 			{"GET", "/v1/events", nil},
 			{"GET", "/v1/events/:id", nil},
+			{"POST", "/v1/events/:id/redeliver", nil},
 		},
 		refs: []isoReference{
 			{name: "events filtered by type", method: "GET", path: "/v1/events?type=customer.created", wantStatus: 200, wantEmpty: false},

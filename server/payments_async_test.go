@@ -22,12 +22,12 @@ import (
 // TestAsyncEmailRules runs every SPEC 8.5 rule for PIX and boleto: the initial state and, for
 // delayed rules, the transition after --sim-delay driven by the persisted job.
 func TestAsyncEmailRules(t *testing.T) {
-	e := newEnv(t)
+	env := newEnv(t)
 	for _, method := range []string{"pix", "boleto"} {
 		for _, rule := range simulation.Rules() {
 			t.Run(method+"_"+rule.LocalPart, func(t *testing.T) {
 				is := is.New(t)
-				e.t = t
+				e := withT(env, t)
 				email := rule.LocalPart + "@example.com"
 				pi := e.payIntent(e.Test, 15000, nil)
 				id := pi.Str("id")
@@ -173,6 +173,13 @@ func TestAsyncTestHelpers(t *testing.T) {
 	id := e.payIntent(e.Test, 2000, nil).Str("id")
 	r := e.payConfirm(e.Test, id, map[string]any{"payment_method_type": "pix", "customer_email": "ana@example.com"})
 	is.Equal(r.Str("status"), "pending") // an ordinary e-mail waits
+	req := e.NewRequest("GET", "/v1/payment-intents/"+id+"/pix.png", nil)
+	req.Header.Set("Authorization", "Bearer "+e.Test)
+	res, err := e.Client.Do(req)
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, 200) // the QR image for API callers
+	is.Equal(res.Header.Get("Content-Type"), "image/png")
 	r = e.Do("POST", "/v1/test-helpers/payment-intents/"+id+"/succeed", e.Test, nil)
 	is.Equal(r.Status, 200)
 	is.Equal(r.Str("status"), "succeeded")
@@ -219,10 +226,11 @@ func TestBoletoValidation(t *testing.T) {
 		{"timestamp due date", func(b map[string]any) { b["boleto_due_date"] = "2027-02-10T12:00:00Z" }, "boleto_due_date"},
 	}
 	e.activate(t)
+	env := e
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)
-			e.t = t
+			e := withT(env, t)
 			for _, key := range []string{e.Test, e.Live} {
 				pi := e.payIntent(key, 5000, nil)
 				body := boletoBuyer("pending@example.com")
@@ -235,7 +243,7 @@ func TestBoletoValidation(t *testing.T) {
 	}
 	t.Run("due date default and override", func(t *testing.T) {
 		is := is.New(t)
-		e.t = t
+		e := withT(env, t)
 		r := e.payConfirm(e.Test, e.payIntent(e.Test, 5000, nil).Str("id"), boletoBuyer("pending@example.com"))
 		is.Equal(digStr(r.Body, "next_action.boleto.due_date"), today.AddDate(0, 0, 3).Format("2006-01-02")) // 3 days after confirmation
 		want := today.AddDate(0, 0, 10).Format("2006-01-02")
@@ -247,7 +255,7 @@ func TestBoletoValidation(t *testing.T) {
 	})
 	t.Run("customer data", func(t *testing.T) {
 		is := is.New(t)
-		e.t = t
+		e := withT(env, t)
 		cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "pending@example.com", "name": "Ana Souza", "document": "52998224725",
 			"address": map[string]any{"line1": "Rua Augusta", "number": "1500", "neighborhood": "Consolação", "city": "São Paulo", "state": "SP", "postal_code": "01304-001"}})
 		r := e.payConfirm(e.Test, e.payIntent(e.Test, 5000, map[string]any{"customer": cus.Str("id")}).Str("id"), map[string]any{"payment_method_type": "boleto"})

@@ -13,11 +13,12 @@ import (
 // create + confirm over HTTPS with a test key, then the outcome, the charge, the events and, for
 // a decline, the 402 and a successful re-confirmation with 4242.
 func TestCardTable(t *testing.T) {
-	e := newEnv(t)
+	env := newEnv(t)
 	for _, tc := range card.TestCards() {
 		t.Run(tc.Number+"_"+string(tc.Outcome)+"_"+tc.Code, func(t *testing.T) {
+			t.Parallel()
 			is := is.New(t)
-			e.t = t
+			e := withT(env, t)
 			if tc.ReuseOutcome != "" {
 				checkReuseRow(t, e, tc)
 				return
@@ -137,7 +138,7 @@ func TestSavedCardReuse(t *testing.T) {
 // TestCardFormatErrors: Luhn, expiry and CVC problems answer 402 card_error naming the param,
 // before any charge; the intent is unchanged.
 func TestCardFormatErrors(t *testing.T) {
-	e := newEnv(t)
+	env := newEnv(t)
 	cases := []struct {
 		name  string
 		card  map[string]any
@@ -154,8 +155,9 @@ func TestCardFormatErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			is := is.New(t)
-			e.t = t
+			e := withT(env, t)
 			body := payCard("4242424242424242")
 			for k, v := range c.card {
 				body[k] = v

@@ -130,7 +130,7 @@ func TestInstallmentsAndLedger(t *testing.T) {
 	for _, payer := range []string{"organization", "buyer"} {
 		t.Run(payer, func(t *testing.T) {
 			is := is.New(t)
-			e.t = t
+			e := withT(e, t)
 			id := e.payIntent(e.Test, 100000, map[string]any{"interest_payer": payer}).Str("id")
 			r := e.payConfirm(e.Test, id, map[string]any{"card": payCard("4242424242424242"), "installments": 10})
 			is.Equal(r.Status, 200)

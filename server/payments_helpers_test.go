@@ -12,6 +12,13 @@ import (
 
 // Helpers of the payment tests (issue 3).
 
+// withT is a copy of env whose failures belong to t (parallel subtests share one server).
+func withT(env *testEnv, t *testing.T) *testEnv {
+	e := *env
+	e.t = t
+	return &e
+}
+
 // payCard is a confirm body's card object with a future expiry and a 3-digit CVC.
 func payCard(number string) map[string]any {
 	return map[string]any{"number": number, "exp_month": 12, "exp_year": time.Now().Year() + 3, "cvc": "123", "holder_name": "Ana Souza"}

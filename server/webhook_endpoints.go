@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 
 	"troco/db"
@@ -23,6 +25,52 @@ func (s *Server) checkWebhookURL(r *http.Request, p *core.WebhookEndpointParams)
 	return webhooks.CheckURL(r.Context(), p.URL.V, authFrom(r.Context()).Actor.Livemode, s.cfg.AllowPrivateWebhooks, nil)
 }
 
+// mutateShowingSecret is mutate for the two answers that show a signing secret (create and
+// rotate). mutate commits, and stores for Idempotency-Key replays, the endpoint without its
+// secret; the secret is added to this answer only. troco never stores a secret in clear, so a
+// replay answers the endpoint without it (rotate the secret if the first answer was lost).
+func (s *Server) mutateShowingSecret(w http.ResponseWriter, r *http.Request, op func(tx *db.Tx, a domain.Actor) (*domain.WebhookEndpoint, error)) {
+	var secret string
+	cw := &captureWriter{header: w.Header()}
+	s.mutate(cw, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+		ep, err := op(tx, a)
+		if err != nil {
+			return nil, err
+		}
+		shown := *ep
+		secret, shown.Secret = ep.Secret, ""
+		return &shown, nil
+	})
+	body := bytes.TrimSuffix(cw.body.Bytes(), []byte("\n"))
+	if cw.status == http.StatusOK && secret != "" && bytes.HasSuffix(body, []byte("}")) {
+		quoted, _ := json.Marshal(secret)
+		body = append(append(append(body[:len(body)-1:len(body)-1], `,"secret":`...), quoted...), '}')
+	}
+	writeRaw(w, cw.status, body)
+}
+
+// captureWriter keeps a handler's answer so it can be amended before it is sent.
+type captureWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (c *captureWriter) Header() http.Header { return c.header }
+
+func (c *captureWriter) WriteHeader(status int) {
+	if c.status == 0 {
+		c.status = status
+	}
+}
+
+func (c *captureWriter) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	return c.body.Write(b)
+}
+
 func (s *Server) handleWebhookEndpointCreate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p core.WebhookEndpointParams
@@ -34,7 +82,7 @@ func (s *Server) handleWebhookEndpointCreate() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+		s.mutateShowingSecret(w, r, func(tx *db.Tx, a domain.Actor) (*domain.WebhookEndpoint, error) {
 			return core.CreateWebhookEndpoint(tx, a, s.webhookEnv(), p)
 		})
 	})
@@ -94,7 +142,7 @@ func (s *Server) handleWebhookEndpointRotateSecret() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+		s.mutateShowingSecret(w, r, func(tx *db.Tx, a domain.Actor) (*domain.WebhookEndpoint, error) {
 			return core.RotateWebhookSecret(tx, a, s.webhookEnv(), id, p)
 		})
 	})

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -13,6 +14,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -749,4 +752,33 @@ func TestEventsList(t *testing.T) {
 	is.Equal(len(e.Do("GET", "/v1/events", e.Live, nil).Data()), 0) // per environment
 	upd := e.Do("GET", "/v1/events?type=customer.updated", e.Test, nil).Data()[0]
 	is.Equal(upd["data"].(map[string]any)["previous_attributes"], map[string]any{"name": nil})
+}
+
+func TestWebhookSecretIsNeverStoredInClear(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	body := map[string]any{"url": "http://localhost:4242/hooks", "enabled_events": []string{"*"}}
+	r := e.Do("POST", "/v1/webhook-endpoints", e.Test, body, "Idempotency-Key", "create-1")
+	is.Equal(r.Status, 200)
+	secret := r.Str("secret")
+	is.True(strings.HasPrefix(secret, "whsec_"))
+	replay := e.Do("POST", "/v1/webhook-endpoints", e.Test, body, "Idempotency-Key", "create-1")
+	is.Equal(replay.Header.Get("Idempotent-Replayed"), "true")
+	is.Equal(replay.Str("id"), r.Str("id")) // the same endpoint…
+	_, has := replay.Body["secret"]
+	is.True(!has) // …without the secret, which was never stored
+	rot := e.Do("POST", "/v1/webhook-endpoints/"+r.Str("id")+"/rotate-secret", e.Test, nil, "Idempotency-Key", "rotate-1")
+	is.Equal(rot.Status, 200)
+	rotated := rot.Str("secret")
+	is.True(strings.HasPrefix(rotated, "whsec_"))
+
+	files, err := filepath.Glob(e.Path + "*") // the database and its WAL
+	is.NoErr(err)
+	is.True(len(files) > 0)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		is.NoErr(err)
+		is.True(!bytes.Contains(raw, []byte(strings.TrimPrefix(secret, "whsec_"))))  // not in clear anywhere
+		is.True(!bytes.Contains(raw, []byte(strings.TrimPrefix(rotated, "whsec_")))) // nor the rotated one
+	}
 }

@@ -65,3 +65,16 @@ func TestEventPatterns(t *testing.T) {
 		is.True(e.Description != "")
 	}
 }
+
+// TestEventTypesAreDocumented keeps the API reference's table in step with EventTypes.
+func TestEventTypesAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "API.md"))
+	if err != nil {
+		t.Skipf("no API reference: %v", err)
+	}
+	for _, e := range EventTypes {
+		if !strings.Contains(string(doc), "| `"+e.Type+"` |") {
+			t.Errorf("docs/API.md does not list %s in the Event types table", e.Type)
+		}
+	}
+}

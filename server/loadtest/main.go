@@ -72,7 +72,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.runs, "runs", 1, "repeat the measurement and report the median of each figure")
 	fs.IntVar(&cfg.seedN, "seed", 1000, "customers created before retrieve/mixed/startup runs")
 	fs.BoolVar(&cfg.idem, "idem", false, "send a unique Idempotency-Key with every POST")
-	fs.BoolVar(&cfg.h2, "h2", false, "use HTTP/2 (c concurrent streams) instead of HTTP/1.1 with c connections")
+	fs.BoolVar(&cfg.h2, "h2", false, "use HTTP/2: c concurrent streams on one connection, instead of HTTP/1.1 with c connections")
 	fs.IntVar(&cfg.pid, "pid", 0, "server process id, to report its CPU time and RSS (automatic with -spawn)")
 	fs.BoolVar(&cfg.spawn, "spawn", false, "build and start `troco serve` on 127.0.0.1 with a fresh temp data dir for each run")
 	fs.StringVar(&cfg.bin, "bin", "", "troco binary for -spawn (default: go build the repository)")
@@ -348,6 +348,7 @@ func newClients(cfg config, base, cacert, token string, dials *atomic.Int64) ([]
 	}
 	if cfg.h2 {
 		tr.ForceAttemptHTTP2 = true
+		tr.MaxConnsPerHost = 1 // c concurrent streams multiplexed on one connection
 	} else {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1 only
 	}

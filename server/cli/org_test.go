@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"troco/db"
+	"troco/server/domain"
+)
+
+func TestOrgSetStatus(t *testing.T) {
+	is := is.New(t)
+	path, org := cliDB(t)
+	var out bytes.Buffer
+	err := Run(context.Background(), testCLIEnv(t, &out, "org", "set-status", org.ID, "--status", "disabled", "--missing", "documents.identity,bank_account", "--db", path, "--json"))
+	is.NoErr(err) // live by default
+	var got domain.Organization
+	is.NoErr(json.Unmarshal(out.Bytes(), &got))
+	is.Equal(got.ActivationStatus, "disabled")
+	is.Equal(got.Livemode, true)
+	is.Equal(got.Requirements.Missing, []string{"documents.identity", "bank_account"})
+
+	out.Reset()
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &out, "org", "set-status", org.ID, "--status", "active", "--env", "both", "--db", path)))
+	is.Equal(out.String(), "organization "+org.ID+" (live): active\norganization "+org.ID+" (test): active\n")
+
+	d, err := openAdmin(context.Background(), testCLIEnv(t, &out), path)
+	is.NoErr(err)
+	defer d.Close()
+	is.NoErr(d.Read(context.Background(), func(tx *db.Tx) error {
+		evs, _, err := tx.ListEvents(domain.Scope{OrgID: org.ID, Livemode: true}, db.EventFilter{Type: "organization.updated"}, db.ListParams{Limit: 10})
+		is.Equal(len(evs), 2) // each change is an organization.updated event
+		return err
+	}))
+
+	is.True(Run(context.Background(), testCLIEnv(t, &out, "org", "set-status", org.ID, "--status", "bogus", "--db", path)) != nil)
+	is.True(Run(context.Background(), testCLIEnv(t, &out, "org", "set-status", org.ID, "--status", "active", "--missing", "x", "--db", path)) != nil)
+	is.True(Run(context.Background(), testCLIEnv(t, &out, "org", "set-status", "org_nope", "--status", "active", "--db", path)) != nil)
+}
