@@ -371,6 +371,18 @@ func TestEndToEnd(t *testing.T) {
 		is.Equal(len(r.ids()), len(customers)) // and so does the data
 		is.NoErr(again.stop())
 	})
+
+	t.Run("--sandbox-key on an existing database", func(t *testing.T) {
+		is := is.New(t)
+		sandbox := domain.NewToken(false)
+		addr3 := freeAddr(t)
+		again := startServe(t, addr3, getenv, "--addr", addr3, "--db", dbPath, "--data-dir", filepath.Join(dir, "data"), "--sandbox-key", sandbox)
+		is.True(strings.Contains(again.stdout.String(), "sandbox key registered")) // added to the bootstrap organization
+		r := again.do("GET", "/v1/customers?limit=100", sandbox, nil)
+		is.Equal(r.status, 200)                // the exact token works
+		is.Equal(len(r.ids()), len(customers)) // on the bootstrap organization's test data
+		is.NoErr(again.stop())
+	})
 }
 
 // TestEndToEndSandboxKeyInMemory covers --sandbox-key and --db :memory: (the CI setup).
