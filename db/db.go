@@ -118,7 +118,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 }
 
 func dsns(path, synchronous string) (write, read string, err error) {
-	common := []string{"_pragma=busy_timeout(10000)", "_pragma=foreign_keys(1)", "_time_format=sqlite"}
+	common := []string{"_pragma=busy_timeout(10000)", "_pragma=foreign_keys(1)", "_pragma=temp_store(memory)", "_time_format=sqlite"}
 	if path == ":memory:" {
 		// A named memdb database is shared by every connection of this process.
 		name := fmt.Sprintf("/troco-mem-%d-%d", os.Getpid(), memSeq.Add(1))
