@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,45 +15,13 @@ import (
 	"github.com/matryer/is"
 )
 
-// findChromium returns a Chromium (or Chrome) binary: $CHROME_PATH, then the usual places.
-func findChromium() string {
-	if p := os.Getenv("CHROME_PATH"); p != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // newChromium starts a headless Chromium with a fresh profile; it trusts the test servers'
 // self-signed certificates.
 func newChromium(t *testing.T) context.Context {
 	t.Helper()
-	bin := findChromium()
-	if bin == "" {
-		t.Skip("no Chromium binary found (set CHROME_PATH or install chromium, e.g. apt-get install -y chromium): skipping the browser test")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.IgnoreCertErrors, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	c := newChrome(t) // shared launcher: skips without Chromium, cleans its profile after exit
+	ctx, cancel := context.WithTimeout(c.ctx, 90*time.Second)
+	t.Cleanup(cancel)
 	return ctx
 }
 
