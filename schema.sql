@@ -538,3 +538,34 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
 CREATE INDEX webhook_deliveries_event ON webhook_deliveries (endpoint_id, event_id, seq);
+
+-- migrate: 7
+-- Invoices (SPEC 2.9, 4.6). An invoice keeps its public object (lines included) as a JSON
+-- document plus the columns that scopes, filters, the payment hooks and the overdue job query.
+-- due_at is the due instant (Unix seconds, UTC; NULL for charge_automatically); overdue_at is
+-- set once the overdue job has handled the invoice, so it acts once per invoice.
+
+CREATE TABLE invoices (
+    seq                  INTEGER PRIMARY KEY,
+    id                   TEXT    NOT NULL UNIQUE,
+    org_id               TEXT    NOT NULL,
+    livemode             INTEGER NOT NULL,
+    customer_id          TEXT    NOT NULL,
+    status               TEXT    NOT NULL,
+    collection_method    TEXT    NOT NULL,
+    subscription_id      TEXT,
+    payment_intent_id    TEXT,
+    checkout_session_id  TEXT,
+    number               TEXT,
+    due_at               INTEGER,
+    overdue_at           INTEGER,
+    data                 TEXT    NOT NULL,
+    created_at           INTEGER NOT NULL,
+    updated_at           INTEGER NOT NULL
+);
+CREATE INDEX invoices_scope ON invoices (org_id, livemode, seq);
+CREATE INDEX invoices_customer ON invoices (org_id, livemode, customer_id, seq);
+CREATE INDEX invoices_subscription ON invoices (org_id, livemode, subscription_id, seq);
+CREATE INDEX invoices_intent ON invoices (org_id, livemode, payment_intent_id);
+CREATE INDEX invoices_due ON invoices (status, collection_method, overdue_at, due_at);
+CREATE UNIQUE INDEX invoices_number ON invoices (org_id, livemode, number);

@@ -40,6 +40,8 @@ type isoRoute struct {
 
 // isoReference is a request that names the object under test inside another request (a price
 // of a foreign product, a filter on a foreign id): it must behave as if the object did not exist.
+// In path, ":id" is the object under test, {own-product} a new product of the caller and
+// {own-event} the caller's newest event.
 type isoReference struct {
 	name       string
 	method     string
@@ -157,6 +159,27 @@ var isolationResources = []isoResource{
 		},
 		refs: []isoReference{
 			{name: "events filtered by type", method: "GET", path: "/v1/events?type=customer.created", wantStatus: 200, wantEmpty: false},
+		},
+	},
+	{
+		name: "webhook endpoints",
+		create: func(t *testing.T, e *testEnv, a isoActor) string {
+			// A literal public address: valid in both environments without a DNS lookup.
+			return mustCreate(t, e, a, "/v1/webhook-endpoints", map[string]any{"url": "https://93.184.216.34/hooks", "enabled_events": []string{"*"}})
+		},
+		get: "/v1/webhook-endpoints/:id",
+		routes: []isoRoute{
+			{"GET", "/v1/webhook-endpoints", nil},
+			{"POST", "/v1/webhook-endpoints", nil},
+			{"GET", "/v1/webhook-endpoints/:id", nil},
+			{"POST", "/v1/webhook-endpoints/:id", map[string]any{"description": "hijacked", "disabled": true}},
+			{"DELETE", "/v1/webhook-endpoints/:id", nil},
+			{"POST", "/v1/webhook-endpoints/:id/rotate-secret", nil},
+			{"GET", "/v1/webhook-endpoints/:id/deliveries", nil},
+		},
+		refs: []isoReference{
+			{name: "redelivery to a foreign endpoint", method: "POST", path: "/v1/events/{own-event}/redeliver",
+				body: func(id string) any { return map[string]any{"webhook_endpoint": id} }, wantStatus: 404, wantParam: "webhook_endpoint"},
 		},
 	},
 	{
@@ -359,6 +382,10 @@ func TestIsolation(t *testing.T) {
 						path := strings.ReplaceAll(ref.path, ":id", id)
 						if strings.Contains(path, "{own-product}") {
 							path = strings.ReplaceAll(path, "{own-product}", mustCreate(t, e, o, "/v1/products", map[string]any{"name": "own"}))
+						}
+						if strings.Contains(path, "{own-event}") {
+							mustCreate(t, e, o, "/v1/customers", map[string]any{})
+							path = strings.ReplaceAll(path, "{own-event}", o.do(e, "GET", "/v1/events?limit=1", nil).IDs()[0])
 						}
 						var body any
 						if ref.body != nil {

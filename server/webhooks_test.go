@@ -782,3 +782,26 @@ func TestWebhookSecretIsNeverStoredInClear(t *testing.T) {
 		is.True(!bytes.Contains(raw, []byte(strings.TrimPrefix(rotated, "whsec_")))) // nor the rotated one
 	}
 }
+
+// TestTimeTravelDeliversTheEventsJobsEmit: advance-clock runs the jobs that emit events (here the
+// 24 h checkout expiry) before the delivery job, so their webhooks arrive within the same call.
+func TestTimeTravelDeliversTheEventsJobsEmit(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	rc := newReceiver(t, false)
+	startWebhooks(e)
+	e.createEndpoint(e.Test, rc.URL(), "checkout.session.*")
+	p := e.Do("POST", "/v1/products", e.Test, map[string]any{"name": "Café", "default_price_data": map[string]any{"unit_amount": 1500}})
+	is.Equal(p.Status, 200)
+	cs := e.Do("POST", "/v1/checkout-sessions", e.Test, map[string]any{"line_items": []any{map[string]any{"price": p.Str("default_price"), "quantity": 1}}})
+	is.Equal(cs.Status, 200)
+	e.advance(25 * time.Hour)
+	var types []string
+	for _, m := range rc.requests() {
+		var ev map[string]any
+		is.NoErr(json.Unmarshal(m.Body, &ev))
+		types = append(types, ev["type"].(string))
+	}
+	is.True(slices.Contains(types, "checkout.session.created"))
+	is.True(slices.Contains(types, "checkout.session.expired")) // emitted and delivered by the same advance
+}

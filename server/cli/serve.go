@@ -155,9 +155,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 	runner := jobs.NewRunner(clk, log)
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
-	runner.Add(dispatcher.Job())
 	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks})
+	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
+	runner.Add(dispatcher.Job())
 
 	httpsServer := &http.Server{
 		Handler:           srv,

@@ -59,15 +59,11 @@ func (p *ProductParams) apply(pr *domain.Product) error {
 	} else if p.IsTaxApplicable.Null {
 		return domain.Invalid("is_tax_applicable", "is_tax_applicable must be a boolean.")
 	}
-	if p.Metadata.Set {
-		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
-			return err
-		}
-		pr.Metadata = domain.MergeMetadata(pr.Metadata, p.Metadata.V)
-		if err := domain.ValidateMetadata(pr.Metadata); err != nil {
-			return err
-		}
+	md, err := domain.ApplyMetadata(pr.Metadata, p.Metadata)
+	if err != nil {
+		return err
 	}
+	pr.Metadata = md
 	return nil
 }
 
@@ -220,12 +216,11 @@ func newPrice(param string, p PriceParams) (*domain.Price, error) {
 	if p.IsActive != nil {
 		price.IsActive = *p.IsActive
 	}
-	if p.Metadata.Set {
-		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
-			return nil, err
-		}
-		price.Metadata = domain.MergeMetadata(nil, p.Metadata.V)
+	md, err := domain.ApplyMetadata(nil, p.Metadata)
+	if err != nil {
+		return nil, err
 	}
+	price.Metadata = md
 	return price, nil
 }
 
@@ -299,15 +294,11 @@ func UpdatePrice(tx *db.Tx, a domain.Actor, id string, p PriceParams) (*domain.P
 		}
 		price.TaxBehavior = p.TaxBehavior
 	}
-	if p.Metadata.Set {
-		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
-			return nil, err
-		}
-		price.Metadata = domain.MergeMetadata(price.Metadata, p.Metadata.V)
-		if err := domain.ValidateMetadata(price.Metadata); err != nil {
-			return nil, err
-		}
+	md, err := domain.ApplyMetadata(price.Metadata, p.Metadata)
+	if err != nil {
+		return nil, err
 	}
+	price.Metadata = md
 	if err := tx.UpdatePrice(a.Scope, price); err != nil {
 		return nil, err
 	}

@@ -55,15 +55,11 @@ func (p *CustomerParams) apply(c *domain.Customer) error {
 			c.Address = &a
 		}
 	}
-	if p.Metadata.Set {
-		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
-			return err
-		}
-		c.Metadata = domain.MergeMetadata(c.Metadata, p.Metadata.V)
-		if err := domain.ValidateMetadata(c.Metadata); err != nil {
-			return err
-		}
+	md, err := domain.ApplyMetadata(c.Metadata, p.Metadata)
+	if err != nil {
+		return err
 	}
+	c.Metadata = md
 	return nil
 }
 

@@ -65,7 +65,9 @@ var EventTypes = []EventType{
 	{"invoice.paid", "An invoice was paid."},
 	{"invoice.payment_failed", "An invoice payment failed."},
 	{"invoice.voided", "An invoice was voided."},
-	{"invoice.updated", "An invoice changed."},
+	{"invoice.marked_uncollectible", "An invoice was marked uncollectible."},
+	{"invoice.overdue", "An open send_invoice invoice reached its due instant unpaid (SPEC 9.2)."},
+	{"invoice.updated", "An invoice changed (description, metadata, or a draft's lines and due date); also when a payment attaches to it."},
 
 	{"subscription.created", "A subscription was created."},
 	{"subscription.updated", "A subscription changed (renewal, status such as past_due)."},

@@ -75,3 +75,26 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
+
+// ApplyMetadata applies an optional metadata update to current, the one way every object's
+// metadata changes: absent leaves it, null clears it, an object merges into it (an empty value
+// removes a key); the update and the result are both held to the limits of SPEC 8.
+func ApplyMetadata(current Metadata, update Opt[map[string]string]) (Metadata, error) {
+	switch {
+	case !update.Set:
+		if current == nil {
+			return Metadata{}, nil
+		}
+		return current, nil
+	case update.Null:
+		return Metadata{}, nil
+	}
+	if err := ValidateMetadata(update.V); err != nil {
+		return nil, err
+	}
+	out := MergeMetadata(current, update.V)
+	if err := ValidateMetadata(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,198 @@
+package db
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"troco/server/domain"
+)
+
+// Invoices are stored as their public JSON object (lines included) plus the columns that scopes,
+// filters, the payment hooks and the overdue job query.
+
+const invoiceCols = "org_id, livemode, data"
+
+func scanInvoice(s scanner) (*domain.Invoice, domain.Scope, error) {
+	var sc domain.Scope
+	var live int
+	var data string
+	if err := s.Scan(&sc.OrgID, &live, &data); err != nil {
+		return nil, sc, err
+	}
+	sc.Livemode = live == 1
+	var inv domain.Invoice
+	if err := json.Unmarshal([]byte(data), &inv); err != nil {
+		return nil, sc, fmt.Errorf("db: decode invoice: %w", err)
+	}
+	if inv.Metadata == nil {
+		inv.Metadata = domain.Metadata{}
+	}
+	if inv.Lines.Data == nil {
+		inv.Lines = domain.NewList(domain.InvoiceLinesURL(inv.ID), []domain.InvoiceLine{}, false)
+	}
+	return &inv, sc, nil
+}
+
+func dueAt(inv *domain.Invoice) *int64 {
+	if inv.DueDate.IsZero() {
+		return nil
+	}
+	v := inv.DueDate.Unix()
+	return &v
+}
+
+// CreateInvoice inserts inv (id and timestamps already set) in scope.
+func (tx *Tx) CreateInvoice(s domain.Scope, inv *domain.Invoice) error {
+	inv.Object = "invoice"
+	inv.Livemode = s.Livemode
+	data, err := marshalJSON(inv)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(`INSERT INTO invoices (id, org_id, livemode, customer_id, status, collection_method, subscription_id, payment_intent_id,
+		checkout_session_id, number, due_at, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		inv.ID, s.OrgID, boolInt(s.Livemode), inv.Customer, inv.Status, inv.CollectionMethod, inv.Subscription, inv.PaymentIntent,
+		inv.CheckoutSession, inv.Number, dueAt(inv), data, inv.CreatedAt.Unix(), inv.UpdatedAt.Unix())
+	return translate(err, "create invoice")
+}
+
+// FindInvoiceByID returns an invoice in scope.
+func (tx *Tx) FindInvoiceByID(s domain.Scope, id string) (*domain.Invoice, error) {
+	inv, _, err := scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
+	return inv, translate(err, "find invoice")
+}
+
+// FindInvoiceByPaymentIntent returns the invoice a payment intent pays, in scope.
+func (tx *Tx) FindInvoiceByPaymentIntent(s domain.Scope, piID string) (*domain.Invoice, error) {
+	inv, _, err := scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE payment_intent_id = ? AND org_id = ? AND livemode = ? ORDER BY seq DESC LIMIT 1",
+		piID, s.OrgID, boolInt(s.Livemode)))
+	return inv, translate(err, "find invoice by payment intent")
+}
+
+// UpdateInvoice writes the whole invoice back and bumps updated_at.
+func (tx *Tx) UpdateInvoice(s domain.Scope, inv *domain.Invoice) error {
+	inv.UpdatedAt = domain.At(tx.Now)
+	data, err := marshalJSON(inv)
+	if err != nil {
+		return err
+	}
+	res, err := tx.exec(`UPDATE invoices SET status = ?, collection_method = ?, payment_intent_id = ?, number = ?, due_at = ?, data = ?, updated_at = ?
+		WHERE id = ? AND org_id = ? AND livemode = ?`,
+		inv.Status, inv.CollectionMethod, inv.PaymentIntent, inv.Number, dueAt(inv), data, tx.now(), inv.ID, s.OrgID, boolInt(s.Livemode))
+	return affectedOne(res, err, "update invoice")
+}
+
+// CountNumberedInvoices returns how many invoices of the scope have a number (were finalized);
+// the next number follows it. The single writer makes the count and the insert atomic.
+func (tx *Tx) CountNumberedInvoices(s domain.Scope) (int64, error) {
+	var n int64
+	err := tx.queryRow("SELECT COUNT(*) FROM invoices WHERE org_id = ? AND livemode = ? AND number IS NOT NULL", s.OrgID, boolInt(s.Livemode)).Scan(&n)
+	return n, translate(err, "count invoices")
+}
+
+// SetChargesInvoice links every charge of a payment intent to the invoice it paid (SPEC 2.3
+// charge.invoice), in scope.
+func (tx *Tx) SetChargesInvoice(s domain.Scope, piID, invoiceID string) error {
+	_, err := tx.exec("UPDATE charges SET invoice_id = ? WHERE payment_intent_id = ? AND org_id = ? AND livemode = ? AND invoice_id IS NULL",
+		invoiceID, piID, s.OrgID, boolInt(s.Livemode))
+	return translate(err, "link charges to invoice")
+}
+
+// InvoiceFilter narrows ListInvoices.
+type InvoiceFilter struct {
+	Customer         string
+	Status           string
+	CollectionMethod string
+	Subscription     string
+	PaymentIntent    string
+	CheckoutSession  string
+}
+
+// ListInvoices pages the invoices of a scope, newest first.
+func (tx *Tx) ListInvoices(s domain.Scope, f InvoiceFilter, p ListParams) ([]*domain.Invoice, bool, error) {
+	var w filter
+	w.add("org_id = ?", s.OrgID)
+	w.add("livemode = ?", boolInt(s.Livemode))
+	if f.Customer != "" {
+		w.add("customer_id = ?", f.Customer)
+	}
+	if f.Status != "" {
+		w.add("status = ?", f.Status)
+	}
+	if f.CollectionMethod != "" {
+		w.add("collection_method = ?", f.CollectionMethod)
+	}
+	if f.Subscription != "" {
+		w.add("subscription_id = ?", f.Subscription)
+	}
+	if f.PaymentIntent != "" {
+		w.add("payment_intent_id = ?", f.PaymentIntent)
+	}
+	if f.CheckoutSession != "" {
+		w.add("checkout_session_id = ?", f.CheckoutSession)
+	}
+	return page(tx, "invoices", invoiceCols, w, p, func(s scanner) (*domain.Invoice, error) {
+		inv, _, err := scanInvoice(s)
+		return inv, err
+	})
+}
+
+// ScopedInvoice is an invoice with the scope it belongs to, for jobs that cross scopes.
+type ScopedInvoice struct {
+	Scope   domain.Scope
+	Invoice *domain.Invoice
+}
+
+// ClaimOverdueInvoices returns up to limit open send_invoice invoices whose due instant is at or
+// before now (Unix seconds) and that the overdue job has not handled yet, oldest due first, and
+// marks them handled. Call it inside the write transaction that acts on them, so two job runners
+// never handle one invoice twice.
+func (tx *Tx) ClaimOverdueInvoices(now int64, limit int) ([]ScopedInvoice, error) {
+	rows, err := tx.query("SELECT seq, "+invoiceCols+" FROM invoices WHERE status = ? AND collection_method = ? AND overdue_at IS NULL AND due_at <= ? ORDER BY due_at, seq LIMIT ?",
+		domain.InvoiceOpen, domain.CollectionSendInvoice, now, limit)
+	if err != nil {
+		return nil, translate(err, "overdue invoices")
+	}
+	var out []ScopedInvoice
+	var seqs []int64
+	for rows.Next() {
+		var seq int64
+		inv, sc, err := scanInvoice(seqScanner{rows, &seq})
+		if err != nil {
+			rows.Close()
+			return nil, translate(err, "scan invoice")
+		}
+		seqs = append(seqs, seq)
+		out = append(out, ScopedInvoice{Scope: sc, Invoice: inv})
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return nil, translate(err, "overdue invoices")
+	}
+	rows.Close()
+	for _, seq := range seqs {
+		if _, err := tx.exec("UPDATE invoices SET overdue_at = ? WHERE seq = ?", now, seq); err != nil {
+			return nil, translate(err, "claim overdue invoice")
+		}
+	}
+	return out, nil
+}
+
+// CountOverdueInvoices counts the open invoices of a subscription the overdue job has handled
+// (still unpaid past their due instant), in scope.
+func (tx *Tx) CountOverdueInvoices(s domain.Scope, subscriptionID string) (int, error) {
+	var n int
+	err := tx.queryRow("SELECT COUNT(*) FROM invoices WHERE org_id = ? AND livemode = ? AND subscription_id = ? AND status = ? AND overdue_at IS NOT NULL",
+		s.OrgID, boolInt(s.Livemode), subscriptionID, domain.InvoiceOpen).Scan(&n)
+	return n, translate(err, "count overdue invoices")
+}
+
+// seqScanner reads a leading seq column, then hands the rest to the wrapped scan.
+type seqScanner struct {
+	s   scanner
+	seq *int64
+}
+
+func (q seqScanner) Scan(dest ...any) error {
+	return q.s.Scan(append([]any{q.seq}, dest...)...)
+}
