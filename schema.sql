@@ -569,3 +569,59 @@ CREATE INDEX invoices_subscription ON invoices (org_id, livemode, subscription_i
 CREATE INDEX invoices_intent ON invoices (org_id, livemode, payment_intent_id);
 CREATE INDEX invoices_due ON invoices (status, collection_method, overdue_at, due_at);
 CREATE UNIQUE INDEX invoices_number ON invoices (org_id, livemode, number);
+
+-- migrate: 8
+-- Coupons and promotion codes. A promotion code's text is unique among the active codes of an
+-- organization and environment, compared without case (code_key is its upper-case form).
+-- checkout_discounts names the coupon (and promotion code) a checkout session applies;
+-- times_redeemed is counted from it and the sessions' payment_status, never stored.
+
+CREATE TABLE coupons (
+    seq                 INTEGER PRIMARY KEY,
+    id                  TEXT    NOT NULL UNIQUE,
+    org_id              TEXT    NOT NULL,
+    livemode            INTEGER NOT NULL,
+    name                TEXT,
+    percent_off         INTEGER,
+    amount_off          INTEGER,
+    currency            TEXT,
+    duration            TEXT    NOT NULL,
+    duration_in_months  INTEGER,
+    max_redemptions     INTEGER,
+    redeem_by           INTEGER,
+    metadata            TEXT    NOT NULL DEFAULT '{}',
+    deleted             INTEGER NOT NULL DEFAULT 0,
+    created_at          INTEGER NOT NULL,
+    updated_at          INTEGER NOT NULL
+);
+CREATE INDEX coupons_scope ON coupons (org_id, livemode, deleted, seq);
+
+CREATE TABLE promotion_codes (
+    seq              INTEGER PRIMARY KEY,
+    id               TEXT    NOT NULL UNIQUE,
+    org_id           TEXT    NOT NULL,
+    livemode         INTEGER NOT NULL,
+    code             TEXT    NOT NULL,
+    code_key         TEXT    NOT NULL,
+    coupon_id        TEXT    NOT NULL,
+    active           INTEGER NOT NULL,
+    max_redemptions  INTEGER,
+    expires_at       INTEGER,
+    metadata         TEXT    NOT NULL DEFAULT '{}',
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+);
+CREATE INDEX promotion_codes_scope ON promotion_codes (org_id, livemode, seq);
+CREATE INDEX promotion_codes_coupon ON promotion_codes (org_id, livemode, coupon_id, seq);
+CREATE UNIQUE INDEX promotion_codes_active_code ON promotion_codes (org_id, livemode, code_key) WHERE active = 1;
+
+CREATE TABLE checkout_discounts (
+    session_id         TEXT    PRIMARY KEY,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    coupon_id          TEXT    NOT NULL,
+    promotion_code_id  TEXT,
+    created_at         INTEGER NOT NULL
+);
+CREATE INDEX checkout_discounts_coupon ON checkout_discounts (coupon_id);
+CREATE INDEX checkout_discounts_promotion_code ON checkout_discounts (promotion_code_id);

@@ -178,21 +178,11 @@ func (tx *Tx) ClaimOverdueInvoices(now int64, limit int) ([]ScopedInvoice, error
 	return out, nil
 }
 
-// CountOverdueInvoices counts the open invoices of a subscription the overdue job has handled
-// (still unpaid past their due instant), in scope.
+// CountOverdueInvoices counts the invoices of a subscription still owed past their due instant
+// (open or uncollectible, handled by the overdue job), in scope.
 func (tx *Tx) CountOverdueInvoices(s domain.Scope, subscriptionID string) (int, error) {
 	var n int
-	err := tx.queryRow("SELECT COUNT(*) FROM invoices WHERE org_id = ? AND livemode = ? AND subscription_id = ? AND status = ? AND overdue_at IS NOT NULL",
-		s.OrgID, boolInt(s.Livemode), subscriptionID, domain.InvoiceOpen).Scan(&n)
+	err := tx.queryRow("SELECT COUNT(*) FROM invoices WHERE org_id = ? AND livemode = ? AND subscription_id = ? AND status IN (?, ?) AND overdue_at IS NOT NULL",
+		s.OrgID, boolInt(s.Livemode), subscriptionID, domain.InvoiceOpen, domain.InvoiceUncollectible).Scan(&n)
 	return n, translate(err, "count overdue invoices")
-}
-
-// seqScanner reads a leading seq column, then hands the rest to the wrapped scan.
-type seqScanner struct {
-	s   scanner
-	seq *int64
-}
-
-func (q seqScanner) Scan(dest ...any) error {
-	return q.s.Scan(append([]any{q.seq}, dest...)...)
 }

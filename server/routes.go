@@ -7,6 +7,7 @@ import (
 
 	"troco/server/checkout"
 	"troco/server/domain"
+	"troco/server/invoices"
 )
 
 // routes registers every route of troco in one place.
@@ -93,6 +94,18 @@ func (s *Server) routes() http.Handler {
 
 	v1("GET", "/v1/subscriptions", read, s.handleSubscriptionList())
 	v1("GET", "/v1/subscriptions/:id", read, s.handleSubscriptionGet())
+
+	// Invoices (SPEC 2.9, 4.6); mark_uncollectible is Stripe's spelling of mark-uncollectible.
+	v1("GET", "/v1/invoices", read, s.handleInvoiceList())
+	v1("POST", "/v1/invoices", write, s.handleInvoiceCreate())
+	v1("GET", "/v1/invoices/:id", read, s.handleInvoiceGet())
+	v1("POST", "/v1/invoices/:id", write, s.handleInvoiceUpdate())
+	v1("GET", "/v1/invoices/:id/lines", read, s.handleInvoiceLines())
+	v1("POST", "/v1/invoices/:id/finalize", write, s.handleInvoiceAction(invoices.Finalize))
+	v1("POST", "/v1/invoices/:id/pay", write, s.handleInvoicePay())
+	v1("POST", "/v1/invoices/:id/void", write, s.handleInvoiceAction(s.invoiceService().Void))
+	v1("POST", "/v1/invoices/:id/mark-uncollectible", write, s.handleInvoiceAction(invoices.MarkUncollectible))
+	v1("POST", "/v1/invoices/:id/mark_uncollectible", write, s.handleInvoiceAction(invoices.MarkUncollectible))
 
 	// Payments core (issue 3).
 	v1("GET", "/v1/payment-intents", read, s.handlePaymentIntentList())

@@ -11,6 +11,8 @@ import (
 
 	"troco/db"
 	"troco/server/clock"
+	"troco/server/domain"
+	"troco/server/invoices"
 	"troco/server/jobs"
 	"troco/server/payments"
 	"troco/server/secrets"
@@ -70,10 +72,18 @@ func New(cfg Config) *Server {
 			cfg.Jobs.Add(j)
 		}
 		cfg.Jobs.Add(s.checkoutExpiryJob())
+		cfg.Jobs.Add(s.invoiceOverdueJob())
 		s.registerActivationJobs()
 	}
-	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3).
-	s.pay.AfterSettle = s.checkoutService().IntentSettled
+	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3),
+	// then the invoice that payment pays (a processing card of POST /v1/invoices/{id}/pay).
+	checkoutSettled := s.checkoutService().IntentSettled
+	s.pay.AfterSettle = func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
+		if err := checkoutSettled(tx, a, pi); err != nil {
+			return err
+		}
+		return invoices.IntentSettled(tx, a, pi)
+	}
 	s.handler = s.routes()
 	return s
 }

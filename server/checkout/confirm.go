@@ -63,6 +63,9 @@ func (svc *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParam
 	if !CanAcceptPayments(org, a.Livemode) {
 		return nil, errNotActivated()
 	}
+	if err := checkDiscount(tx, a.Scope, cs); err != nil {
+		return nil, err
+	}
 	before := *cs
 	if err := applyBuyer(cs, Buyer{Email: p.CustomerEmail, Name: p.CustomerName, Document: p.CustomerDocument, Phone: p.CustomerPhone}); err != nil {
 		return nil, err
@@ -196,6 +199,9 @@ func (svc *Service) complete(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSessi
 			return err
 		}
 		cs.Subscription = &sub.ID
+	}
+	if err := syncInvoice(tx, a, cs, pi); err != nil {
+		return err
 	}
 	if err := tx.UpdateCheckoutSession(a.Scope, cs); err != nil {
 		return err
@@ -335,6 +341,11 @@ func (svc *Service) IntentSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentI
 	if err != nil {
 		return err
 	}
+	if cs.Status == domain.CheckoutOpen && pi.Status == domain.PIStatusCanceled {
+		// The open session's intent was canceled through the API: the session cannot take a
+		// payment any more (its one intent is final), so it expires (checkout.session.expired).
+		return svc.expire(tx, a, cs)
+	}
 	if cs.Status != domain.CheckoutComplete || cs.PaymentStatus != domain.CheckoutUnpaid {
 		return nil
 	}
@@ -342,6 +353,9 @@ func (svc *Service) IntentSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentI
 	switch pi.Status {
 	case domain.PIStatusSucceeded:
 		cs.PaymentStatus = domain.CheckoutPaid
+		if err := syncInvoice(tx, a, cs, pi); err != nil {
+			return err
+		}
 		if err := tx.UpdateCheckoutSession(a.Scope, cs); err != nil {
 			return err
 		}

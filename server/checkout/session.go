@@ -61,6 +61,10 @@ func CreateSession(tx *db.Tx, a domain.Actor, base string, p SessionParams) (*do
 }
 
 func createSession(tx *db.Tx, a domain.Actor, base string, p SessionParams, link *string) (*domain.CheckoutSession, error) {
+	disc, err := sessionDiscount(tx, a.Scope, p)
+	if err != nil {
+		return nil, err
+	}
 	c, err := resolveCart(tx, a.Scope, p.LineItems)
 	if err != nil {
 		return nil, err
@@ -71,15 +75,15 @@ func createSession(tx *db.Tx, a domain.Actor, base string, p SessionParams, link
 	if p.Currency != nil && *p.Currency != c.Currency {
 		return nil, domain.Invalid("currency", "currency is that of the prices (%s).", c.Currency)
 	}
-	if p.Discount != nil {
-		return nil, domain.NotFound("discount", "coupon", *p.Discount)
-	}
 	now := tx.Now
 	cs := &domain.CheckoutSession{
 		ID: domain.NewID(domain.PrefixCheckoutSession), Object: "checkout.session", ClientSecret: newClientSecret(),
 		Status: domain.CheckoutOpen, PaymentStatus: domain.CheckoutUnpaid, Mode: c.Mode, Currency: c.Currency,
 		LineItems: c.Items, SubtotalAmount: c.Subtotal, Livemode: a.Livemode, PaymentLink: link,
 		CreatedAt: domain.At(now), UpdatedAt: domain.At(now), ExpiresAt: domain.At(now.Add(Lifetime)),
+	}
+	if err := applyDiscount(cs, disc, "discount"); err != nil {
+		return nil, err
 	}
 	cs.TotalAmount = cs.SubtotalAmount - cs.DiscountAmount + cs.TaxAmount
 	if cs.TotalAmount == 0 {
@@ -131,6 +135,11 @@ func createSession(tx *db.Tx, a domain.Actor, base string, p SessionParams, link
 	if err := tx.CreateCheckoutSession(a.Scope, cs); err != nil {
 		return nil, err
 	}
+	if disc != nil {
+		if err := recordDiscount(tx, a.Scope, cs.ID, disc); err != nil {
+			return nil, err
+		}
+	}
 	return cs, core.Emit(tx, a, EventCreated, cs, nil)
 }
 
@@ -165,14 +174,16 @@ func (svc *Service) ExpireSession(tx *db.Tx, a domain.Actor, id string) (*domain
 
 func (svc *Service) expire(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession) error {
 	before := *cs
+	// The session is written expired before its intent is canceled, so the payments engine's
+	// AfterSettle hook (IntentSettled) sees an expired session and leaves it alone.
+	cs.Status = domain.CheckoutExpired
+	if err := tx.UpdateCheckoutSession(a.Scope, cs); err != nil {
+		return err
+	}
 	if cs.PaymentIntent != nil {
 		if err := svc.cancelIntent(tx, a, *cs.PaymentIntent); err != nil {
 			return err
 		}
-	}
-	cs.Status = domain.CheckoutExpired
-	if err := tx.UpdateCheckoutSession(a.Scope, cs); err != nil {
-		return err
 	}
 	return core.Emit(tx, a, EventExpired, cs, &before)
 }

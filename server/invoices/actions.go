@@ -1,0 +1,342 @@
+package invoices
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"troco/db"
+	"troco/server/core"
+	"troco/server/domain"
+	"troco/server/payments"
+)
+
+// The invoice state machine (SPEC 3.6 leaves it open; Stripe's):
+//
+//	draft --finalize--> open (number assigned; an invoice of zero is paid at once)
+//	draft --pay--> (finalize, then as open)
+//	open, uncollectible --pay--> paid (card approved or paid_out_of_band)
+//	                        --> open with a waiting payment (a processing card; settles later)
+//	open, uncollectible --void--> void
+//	open --mark_uncollectible--> uncollectible
+//
+// paid and void are final. A declined card leaves the invoice open (attempt_count grows,
+// invoice.payment_failed) and the same payment intent accepts the next attempt.
+
+// Finalize moves a draft to open: it gets its number and finalized_at, and emits
+// invoice.finalized. An invoice that totals zero is paid at once (invoice.paid).
+func Finalize(tx *db.Tx, a domain.Actor, id string) (*domain.Invoice, error) {
+	inv, err := Get(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Status != domain.InvoiceDraft {
+		return nil, stateConflict(inv, "finalized (only a draft can be)")
+	}
+	return inv, finalize(tx, a, inv)
+}
+
+func finalize(tx *db.Tx, a domain.Actor, inv *domain.Invoice) error {
+	before := *inv
+	n, err := tx.CountNumberedInvoices(a.Scope)
+	if err != nil {
+		return err
+	}
+	number := fmt.Sprintf("%s-%04d", numberPrefix(a.OrgID), n+1)
+	inv.Number = &number
+	inv.Status = domain.InvoiceOpen
+	inv.StatusTransitions.FinalizedAt = domain.At(tx.Now)
+	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
+		return err
+	}
+	if err := core.Emit(tx, a, EventFinalized, inv, &before); err != nil {
+		return err
+	}
+	if inv.AmountDue == 0 {
+		return markPaid(tx, a, inv, nil)
+	}
+	return nil
+}
+
+// PayParams is the body of POST /v1/invoices/{id}/pay.
+type PayParams struct {
+	// PaymentMethod is a saved card (pm_…) of the invoice's customer; without it the
+	// subscription's default card, else the customer's newest saved card is charged.
+	PaymentMethod *string `json:"payment_method"`
+	// PaidOutOfBand records a payment made outside troco (a bank transfer): no charge.
+	PaidOutOfBand *bool `json:"paid_out_of_band"`
+}
+
+// Pay collects an invoice: a draft is finalized first; an open or uncollectible invoice is
+// charged on a saved card of its customer through the payments engine (an off-session reuse of
+// the card, SPEC 7.1) or recorded as paid out of band. An approved card pays it (invoice.paid);
+// a declined card is recorded, emits invoice.payment_failed, leaves the invoice open and is
+// answered 402 like a declined confirm (the intent in error.payment_intent); a processing card
+// leaves it open until the payment settles.
+func (svc *Service) Pay(tx *db.Tx, a domain.Actor, id string, p PayParams) (*domain.Invoice, error) {
+	inv, err := Get(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	outOfBand := p.PaidOutOfBand != nil && *p.PaidOutOfBand
+	if outOfBand && p.PaymentMethod != nil {
+		return nil, domain.Invalid("paid_out_of_band", "paid_out_of_band records a payment made outside troco; it cannot be combined with payment_method.")
+	}
+	switch inv.Status {
+	case domain.InvoiceDraft:
+	case domain.InvoiceOpen, domain.InvoiceUncollectible:
+	default:
+		return nil, stateConflict(inv, "paid")
+	}
+	// Everything that can be refused is checked before a draft is finalized.
+	var pm *domain.PaymentMethod
+	var pi *domain.PaymentIntent
+	if inv.AmountDue > 0 {
+		if pi, err = svc.reusableIntent(tx, a, inv); err != nil {
+			return nil, err
+		}
+		if !outOfBand {
+			if pm, err = paymentMethodFor(tx, a.Scope, inv, p.PaymentMethod); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if inv.Status == domain.InvoiceDraft {
+		if err := finalize(tx, a, inv); err != nil {
+			return nil, err
+		}
+		if inv.Status == domain.InvoicePaid {
+			return inv, nil
+		}
+	}
+	if outOfBand {
+		if pi != nil {
+			if _, err := svc.Payments.CancelIfOpen(tx, a, pi.ID, "automatic"); err != nil {
+				return nil, err
+			}
+		}
+		inv.PaidOutOfBand = true
+		return inv, markPaid(tx, a, inv, nil)
+	}
+	before := *inv
+	if pi == nil {
+		amount, currency := inv.AmountRemaining, inv.Currency
+		desc := "Invoice " + *inv.Number
+		if inv.Description != nil {
+			desc = *inv.Description
+		}
+		pi, err = svc.Payments.CreateIntent(tx, a, payments.IntentParams{
+			Amount: &amount, Currency: &currency, Customer: domain.Opt[string]{Set: true, V: inv.Customer},
+			Description: domain.Opt[string]{Set: true, V: desc}, PaymentMethodTypes: []string{domain.MethodCreditCard},
+			Metadata: domain.Opt[map[string]string]{Set: true, V: map[string]string{"invoice": inv.ID}},
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	inv.PaymentIntent = &pi.ID
+	inv.AttemptCount++
+	confirmed, cerr := svc.Payments.Confirm(tx, a, pi.ID, payments.ConfirmParams{PaymentMethodType: domain.MethodCreditCard, PaymentMethod: pm.ID})
+	if e, ok := domain.AsError(cerr); ok && e.KeepChanges {
+		// Declined: record the attempt on the invoice, then answer the decline (402).
+		if e.Charge != "" {
+			inv.Charge = &e.Charge
+		}
+		if err := tx.SetChargesInvoice(a.Scope, pi.ID, inv.ID); err != nil {
+			return nil, err
+		}
+		if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
+			return nil, err
+		}
+		if err := core.Emit(tx, a, EventPaymentFailed, inv, &before); err != nil {
+			return nil, err
+		}
+		return nil, e
+	}
+	if cerr != nil {
+		return nil, cerr
+	}
+	if confirmed.Status == domain.PIStatusSucceeded {
+		return inv, markPaid(tx, a, inv, confirmed)
+	}
+	// The payment waits (a processing card): the invoice stays open and is paid when the
+	// intent settles (IntentSettled).
+	inv.Charge = confirmed.LatestCharge
+	if err := tx.SetChargesInvoice(a.Scope, pi.ID, inv.ID); err != nil {
+		return nil, err
+	}
+	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
+		return nil, err
+	}
+	return inv, core.Emit(tx, a, EventUpdated, inv, &before)
+}
+
+// reusableIntent returns the invoice's payment intent when the next attempt can use it (an
+// earlier attempt was declined), nil when a new one is needed, and a 409 while a payment is in
+// progress.
+func (svc *Service) reusableIntent(tx *db.Tx, a domain.Actor, inv *domain.Invoice) (*domain.PaymentIntent, error) {
+	if inv.PaymentIntent == nil {
+		return nil, nil
+	}
+	pi, err := svc.Payments.GetIntent(tx, a.Scope, *inv.PaymentIntent)
+	if err != nil {
+		return nil, err
+	}
+	switch pi.Status {
+	case domain.PIStatusRequiresPaymentMethod, domain.PIStatusRequiresConfirmation:
+		if pi.Amount != inv.AmountRemaining {
+			return nil, nil
+		}
+		return pi, nil
+	case domain.PIStatusCanceled:
+		return nil, nil
+	}
+	return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
+		Message: fmt.Sprintf("A payment of this invoice is in progress (payment intent %s is %s); wait for it to settle.", pi.ID, pi.Status)}
+}
+
+// paymentMethodFor resolves the card to charge: the one named (a saved card of the invoice's
+// customer), else the subscription's default card, else the customer's newest saved card.
+func paymentMethodFor(tx *db.Tx, s domain.Scope, inv *domain.Invoice, id *string) (*domain.PaymentMethod, error) {
+	param := "payment_method"
+	if id == nil && inv.Subscription != nil {
+		sub, err := tx.FindSubscriptionByID(s, *inv.Subscription)
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			return nil, err
+		}
+		if err == nil && sub.DefaultPaymentMethod != nil {
+			id = sub.DefaultPaymentMethod
+		}
+	}
+	if id == nil {
+		pms, _, err := tx.ListPaymentMethods(s, db.PaymentMethodFilter{Customer: inv.Customer, Type: domain.MethodCreditCard}, db.ListParams{Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(pms) == 0 {
+			e := domain.Missing(param)
+			e.Message = fmt.Sprintf("Customer %s has no saved card to charge: send payment_method, attach a card to the customer, or pay with paid_out_of_band.", inv.Customer)
+			return nil, e
+		}
+		return pms[0], nil
+	}
+	pm, err := tx.FindPaymentMethodByID(s, *id)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, domain.NotFound(param, "payment method", *id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if pm.Type != domain.MethodCreditCard || pm.Card == nil {
+		return nil, domain.Invalid(param, "Payment method %s is not a card; invoices are charged on a saved card.", pm.ID)
+	}
+	if pm.Customer == nil || *pm.Customer != inv.Customer {
+		return nil, domain.Invalid(param, "Payment method %s is not attached to customer %s; attach it first.", pm.ID, inv.Customer)
+	}
+	return pm, nil
+}
+
+// markPaid records the payment of an invoice (by pi when it was charged through troco) and emits
+// invoice.paid; a past_due subscription without other arrears becomes active again.
+func markPaid(tx *db.Tx, a domain.Actor, inv *domain.Invoice, pi *domain.PaymentIntent) error {
+	before := *inv
+	inv.Status = domain.InvoicePaid
+	inv.AmountPaid = inv.AmountDue
+	inv.AmountRemaining = 0
+	inv.StatusTransitions.PaidAt = domain.At(tx.Now)
+	if pi != nil {
+		inv.PaymentIntent = &pi.ID
+		inv.Charge = pi.LatestCharge
+		if err := tx.SetChargesInvoice(a.Scope, pi.ID, inv.ID); err != nil {
+			return err
+		}
+	}
+	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
+		return err
+	}
+	if err := core.Emit(tx, a, EventPaid, inv, &before); err != nil {
+		return err
+	}
+	return leaveArrears(tx, a, inv)
+}
+
+// Void voids an open or uncollectible invoice (nothing more is owed): a payment intent that can
+// still be canceled is canceled; a payment in progress is a 409.
+func (svc *Service) Void(tx *db.Tx, a domain.Actor, id string) (*domain.Invoice, error) {
+	inv, err := Get(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Status != domain.InvoiceOpen && inv.Status != domain.InvoiceUncollectible {
+		return nil, stateConflict(inv, "voided (only an open or uncollectible invoice can be)")
+	}
+	if inv.PaymentIntent != nil {
+		pi, err := svc.Payments.GetIntent(tx, a.Scope, *inv.PaymentIntent)
+		if err != nil {
+			return nil, err
+		}
+		if pi.Waiting() || pi.Status == domain.PIStatusRequiresCapture {
+			return nil, domain.Conflict(domain.CodeResourceStateConflict, "A payment of this invoice is in progress (payment intent %s is %s); it cannot be voided until it settles.", pi.ID, pi.Status)
+		}
+		if _, err := svc.Payments.CancelIfOpen(tx, a, pi.ID, "void_invoice"); err != nil {
+			return nil, err
+		}
+	}
+	before := *inv
+	inv.Status = domain.InvoiceVoid
+	inv.StatusTransitions.VoidedAt = domain.At(tx.Now)
+	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
+		return nil, err
+	}
+	if err := core.Emit(tx, a, EventVoided, inv, &before); err != nil {
+		return nil, err
+	}
+	return inv, leaveArrears(tx, a, inv)
+}
+
+// MarkUncollectible marks an open invoice uncollectible: it is still owed (it can be paid or
+// voided later) but no longer expected.
+func MarkUncollectible(tx *db.Tx, a domain.Actor, id string) (*domain.Invoice, error) {
+	inv, err := Get(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Status != domain.InvoiceOpen {
+		return nil, stateConflict(inv, "marked uncollectible (only an open invoice can be)")
+	}
+	before := *inv
+	inv.Status = domain.InvoiceUncollectible
+	inv.StatusTransitions.MarkedUncollectibleAt = domain.At(tx.Now)
+	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
+		return nil, err
+	}
+	return inv, core.Emit(tx, a, EventMarkedUncollectible, inv, &before)
+}
+
+// IntentSettled is called by the payments engine after a waiting payment resolves: the open
+// (or uncollectible) invoice that payment intent pays becomes paid, or records the failure
+// (invoice.payment_failed) and stays open for another attempt.
+func IntentSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
+	inv, err := tx.FindInvoiceByPaymentIntent(a.Scope, pi.ID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if inv.Status != domain.InvoiceOpen && inv.Status != domain.InvoiceUncollectible {
+		return nil
+	}
+	switch pi.Status {
+	case domain.PIStatusSucceeded:
+		return markPaid(tx, a, inv, pi)
+	case domain.PIStatusRequiresPaymentMethod, domain.PIStatusCanceled:
+		before := *inv
+		inv.Charge = pi.LatestCharge
+		if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
+			return err
+		}
+		return core.Emit(tx, a, EventPaymentFailed, inv, &before)
+	}
+	return nil
+}
