@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -57,28 +60,44 @@ func createCustomer(tx *db.Tx, s domain.Scope, n int64) error {
 }
 
 // BenchmarkWrite measures DB.Write with concurrent callers (the group commit): each op is one
-// request's transaction (customer + event in a savepoint); ns/op is the inverse of throughput.
-// The serial variant is one caller at a time: one commit (and fsync) per transaction.
+// request's transaction (customer + event in a savepoint); ns/op is the inverse of throughput,
+// and p50-ms/p99-ms/max-ms are the latencies of single Write calls. With one caller every
+// transaction is its own commit (and fsync).
 func BenchmarkWrite(b *testing.B) {
-	for _, sync := range []string{"FULL", "NORMAL"} {
-		for _, par := range []int{1, 32} {
-			b.Run(sync+"/callers="+strconv.Itoa(par), func(b *testing.B) {
-				d, scope := benchDB(b, sync)
+	for _, level := range []string{"FULL", "NORMAL"} {
+		for _, callers := range []int{1, 32} {
+			b.Run(level+"/callers="+strconv.Itoa(callers), func(b *testing.B) {
+				d, scope := benchDB(b, level)
 				var n atomic.Int64
+				var mu sync.Mutex
+				var lat []time.Duration
+				write := func(local *[]time.Duration) error {
+					t0 := time.Now()
+					err := d.Write(context.Background(), func(tx *db.Tx) error { return createCustomer(tx, scope, n.Add(1)) })
+					*local = append(*local, time.Since(t0))
+					return err
+				}
 				b.ReportAllocs()
 				defer reportCPU(b, cpuTime())
-				b.SetParallelism(par) // × GOMAXPROCS goroutines
-				if par == 1 {
+				defer func() { reportLatency(b, lat) }()
+				if callers == 1 {
 					for b.Loop() {
-						if err := d.Write(context.Background(), func(tx *db.Tx) error { return createCustomer(tx, scope, n.Add(1)) }); err != nil {
+						if err := write(&lat); err != nil {
 							b.Fatal(err)
 						}
 					}
 					return
 				}
+				b.SetParallelism(max(1, callers/runtime.GOMAXPROCS(0)))
 				b.RunParallel(func(pb *testing.PB) {
+					var local []time.Duration
+					defer func() {
+						mu.Lock()
+						lat = append(lat, local...)
+						mu.Unlock()
+					}()
 					for pb.Next() {
-						if err := d.Write(context.Background(), func(tx *db.Tx) error { return createCustomer(tx, scope, n.Add(1)) }); err != nil {
+						if err := write(&local); err != nil {
 							b.Error(err)
 							return
 						}
@@ -87,6 +106,18 @@ func BenchmarkWrite(b *testing.B) {
 			})
 		}
 	}
+}
+
+// reportLatency adds the median, 99th percentile and maximum of lat as metrics.
+func reportLatency(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	at := func(p float64) float64 { return float64(lat[min(len(lat)-1, int(float64(len(lat))*p))]) / 1e6 }
+	b.ReportMetric(at(0.50), "p50-ms")
+	b.ReportMetric(at(0.99), "p99-ms")
+	b.ReportMetric(float64(lat[len(lat)-1])/1e6, "max-ms")
 }
 
 // BenchmarkListCustomers is one list page (limit 10, then a starting_after page) over 10,000

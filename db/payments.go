@@ -167,7 +167,12 @@ type PaymentIntentFilter struct {
 func (tx *Tx) ListPaymentIntents(s domain.Scope, f PaymentIntentFilter, p ListParams) ([]*domain.PaymentIntent, bool, error) {
 	var w filter
 	payScope(&w, s)
-	if f.Status != "" {
+	switch f.Status {
+	case "":
+	case domain.PIStatusPending, domain.PIStatusRequiresAction:
+		// SPEC 3.4: both names denote the waiting state; either filter finds it.
+		w.add("status IN (?, ?)", domain.PIStatusPending, domain.PIStatusRequiresAction)
+	default:
 		w.add("status = ?", f.Status)
 	}
 	if f.Customer != "" {

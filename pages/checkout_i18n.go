@@ -193,6 +193,10 @@ var messages = map[string][2]string{
 	"print_now":             {"Imprimir", "Print"},
 	"declined_try_other":    {"Tente outro cartão ou escolha PIX ou boleto.", "Try another card or choose PIX or boleto."},
 	"installments_interest": {"com juros", "with interest"},
+	"promo_label":           {"Cupom de desconto", "Promotion code"},
+	"promo_apply":           {"Aplicar", "Apply"},
+	"promo_remove":          {"Remover", "Remove"},
+	"promo_applied":         {"Cupom aplicado:", "Code applied:"},
 }
 
 // T returns the text of key in the language (the key itself when it is missing, so a gap shows).
@@ -351,6 +355,7 @@ var fieldTexts = map[string][2]string{
 	"card_cvc":            {"Confira o código de segurança (CVV).", "Check the security code (CVC)."},
 	"card_name":           {"Informe o nome impresso no cartão.", "Enter the name on the card."},
 	"boleto_due_date":     {"Data de vencimento inválida.", "Invalid due date."},
+	"discount":            {"O desconto desta compra não é mais válido (expirou ou atingiu o limite de usos). Remova o cupom ou volte à loja.", "The discount of this purchase is no longer valid (it expired or ran out). Remove the code or go back to the store."},
 }
 
 // FieldText explains the problem of a rejected field; fallback is the API's message (English).

@@ -144,6 +144,14 @@ type Checkout struct {
 	CustomerEmail string
 	// CSPNonce marks the inline style that carries the brand colours.
 	CSPNonce string
+	// AllowPromotionCodes shows the promotion-code form (open sessions); DiscountLabel names the
+	// applied discount (the code, or the coupon's name); PromoURL is where the form posts;
+	// PromoCode and PromoError are the buyer's refused entry and why.
+	AllowPromotionCodes bool
+	DiscountLabel       string
+	PromoURL            string
+	PromoCode           string
+	PromoError          string
 }
 
 // Sandbox reports whether the yellow test bar shows (test mode only, SPEC 8.6).

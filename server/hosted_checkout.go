@@ -80,6 +80,8 @@ type hostedView struct {
 	orgTemplate string
 	pi          *domain.PaymentIntent
 	preview     *payments.Preview
+	// discountLabel names the applied discount (the promotion code, or the coupon's name).
+	discountLabel string
 }
 
 func (s *Server) loadHosted(ctx context.Context, id, secret string) (*hostedView, error) {
@@ -110,6 +112,9 @@ func (s *Server) fillHosted(tx *db.Tx, v *hostedView) error {
 		if v.pi, err = s.pay.GetIntent(tx, v.scope, *v.cs.PaymentIntent); err != nil {
 			return err
 		}
+	}
+	if v.discountLabel, err = checkout.DiscountLabel(tx, v.scope, v.cs); err != nil {
+		return err
 	}
 	if v.cs.Status == domain.CheckoutOpen && v.cs.TotalAmount > 0 && v.cs.Offers(domain.MethodCreditCard) {
 		amount := v.cs.TotalAmount
@@ -233,6 +238,10 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 	if nonce, ok := r.Context().Value(hostedNonceKey{}).(string); ok {
 		c.CSPNonce = nonce
 	}
+	c.AllowPromotionCodes, c.DiscountLabel = cs.AllowPromotionCodes, v.discountLabel
+	if cs.AllowPromotionCodes {
+		c.PromoURL = checkout.HostedPath(cs.ID) + "/promotion-code"
+	}
 	switch {
 	case cs.Template != nil:
 		c.Template = *cs.Template
@@ -264,7 +273,7 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 		c.BoletoDays = o.Boleto.ExpiresAfterDays
 	}
 	for _, li := range cs.LineItems {
-		it := pages.Item{Name: li.Product.Name, Quantity: li.Quantity, UnitAmount: li.Price.UnitAmount, Amount: li.TotalAmount}
+		it := pages.Item{Name: li.Product.Name, Quantity: li.Quantity, UnitAmount: li.Price.UnitAmount, Amount: li.SubtotalAmount}
 		if li.Price.Name != nil && *li.Price.Name != "" {
 			it.Name += " · " + *li.Price.Name
 		}
@@ -277,7 +286,7 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 		if rc := li.Price.Recurring; rc != nil {
 			it.Recurring = lang.RecurringText(rc.Interval, rc.IntervalCount)
 			it.RecurringAmount = li.Price.UnitAmount * li.Quantity
-			if li.TotalAmount == 0 && rc.TrialPeriodDays != nil {
+			if li.SubtotalAmount == 0 && rc.TrialPeriodDays != nil {
 				it.TrialDays = *rc.TrialPeriodDays
 			}
 		}

@@ -2,7 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"troco/db"
@@ -17,6 +21,11 @@ func (s *Server) paymentJobs() []jobs.Job {
 		return s.pay.RunDueTransitions(ctx, s.db, now)
 	}}}
 }
+
+// paymentIntentStatuses are the values the status filter of GET /v1/payment-intents accepts;
+// pending and requires_action both find the waiting state (SPEC 3.4).
+var paymentIntentStatuses = []string{domain.PIStatusRequiresPaymentMethod, domain.PIStatusRequiresConfirmation, domain.PIStatusRequiresAction,
+	domain.PIStatusPending, domain.PIStatusProcessing, domain.PIStatusRequiresCapture, domain.PIStatusSucceeded, domain.PIStatusCanceled}
 
 // origin is the https://host the API's public URLs start with: --base-url, or (without one, as
 // in tests) the origin the request reached.
@@ -64,6 +73,10 @@ func (s *Server) handlePaymentIntentList() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		if st := q.str("status"); st != "" && !slices.Contains(paymentIntentStatuses, st) {
+			s.writeError(w, r, domain.Invalid("status", "status must be one of %s.", strings.Join(paymentIntentStatuses, ", ")))
+			return
+		}
 		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
 			items, more, err := tx.ListPaymentIntents(a.Scope, db.PaymentIntentFilter{Status: q.str("status"), Customer: q.str("customer")}, q.ListParams)
 			return listOf(r, items, more), err
@@ -81,6 +94,51 @@ func (s *Server) handlePaymentIntentConfirm() http.Handler {
 		}
 		p.Origin = s.origin(r)
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.Confirm(tx, a, id, p) })
+	})
+}
+
+// apiOrIntentSecret authenticates POST /v1/payment-intents/:id/confirm with an API key or, without
+// one, with the intent's client_secret in the body (CONTRACT 4: the client_secret lets a page
+// without an API key confirm), the way apiOrClientSecret does for checkout sessions. A wrong or
+// missing secret is 401, whether or not the intent exists.
+func (s *Server) apiOrIntentSecret(need string, h http.Handler) http.Handler {
+	withKey := s.api(need, h)
+	withIdem := s.withIdempotency(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.Header.Values("Authorization"))+len(r.Header.Values("X-Service-Api-Key")) > 0 {
+			withKey.ServeHTTP(w, r)
+			return
+		}
+		body, err := s.readBody(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var probe struct {
+			ClientSecret string `json:"client_secret"`
+		}
+		_ = json.Unmarshal(body, &probe)
+		if probe.ClientSecret == "" {
+			s.writeError(w, r, domain.Unauthenticated("No API key provided. Send an API key, or the payment intent's client_secret in the body."))
+			return
+		}
+		var pi *domain.PaymentIntent
+		var scope domain.Scope
+		err = s.db.Read(r.Context(), func(tx *db.Tx) error {
+			var err error
+			pi, scope, err = tx.FindPaymentIntentAnyScope(pathID(r))
+			return err
+		})
+		if errors.Is(err, db.ErrNotFound) || (err == nil && !payments.SecretMatches(pi.ClientSecret, probe.ClientSecret)) {
+			s.writeError(w, r, domain.Unauthenticated("Invalid client_secret for this payment intent."))
+			return
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		info := &authInfo{Key: &domain.APIKey{Organization: scope.OrgID, Livemode: scope.Livemode}, Actor: domain.Actor{Scope: scope, RequestID: requestID(r.Context())}}
+		withIdem.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAuth, info)))
 	})
 }
 

@@ -90,6 +90,10 @@ func (svc *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParam
 		return svc.completeFree(tx, a, cs, &before, p)
 	}
 
+	if len(cs.PaymentMethodTypes) == 0 {
+		// Frozen empty at creation (live mode before the organization's activation, SPEC 2.4).
+		return nil, domain.Invalid("payment_method_type", "This checkout session offers no payment method: it was created before the organization finished its activation. Create a new checkout session.")
+	}
 	method := p.PaymentMethodType
 	if method == "" && (p.Card != nil || p.PaymentMethod != "") {
 		method = domain.MethodCreditCard
@@ -330,9 +334,11 @@ func (svc *Service) cancelIntent(tx *db.Tx, a domain.Actor, id string) error {
 }
 
 // IntentSettled is called by the payments engine after a waiting payment of an intent resolves
-// (PIX or boleto paid or expired, a delayed rule, the hosted test bar, a test helper). A complete
+// (PIX or boleto paid or expired, a delayed rule, the hosted test bar, a test helper) and after
+// an intent is captured or canceled (POST /v1/payment-intents/{id}/capture|cancel). A complete
 // session of that intent becomes paid with checkout.session.async.payment.succeeded, or stays
-// unpaid with checkout.session.async.payment.failed (SPEC 3.3).
+// unpaid with checkout.session.async.payment.failed (SPEC 3.3); an open session whose intent was
+// canceled expires.
 func (svc *Service) IntentSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
 	cs, err := tx.FindCheckoutSessionByPaymentIntent(a.Scope, pi.ID)
 	if errors.Is(err, db.ErrNotFound) {
@@ -393,12 +399,13 @@ const (
 //
 // A session without an intent gets one first, so there is always an intent to return.
 func (svc *Service) TestHelper(tx *db.Tx, a domain.Actor, id, action string) (*domain.PaymentIntent, error) {
+	// SPEC 4.5: a live key is refused as such, whatever the id (before any lookup).
+	if a.Livemode {
+		return nil, domain.TestmodeRequired()
+	}
 	cs, err := GetSession(tx, a.Scope, id)
 	if err != nil {
 		return nil, err
-	}
-	if a.Livemode {
-		return nil, domain.TestmodeRequired()
 	}
 	if cs.TotalAmount == 0 {
 		return nil, domain.Conflict(domain.CodeResourceStateConflict, "This checkout session charges nothing (payment_status no_payment_required), so it has no payment intent; confirm or expire it instead.")
@@ -502,11 +509,33 @@ func helperParams(cs *domain.CheckoutSession, succeed bool, now time.Time) Confi
 		year := now.Year() + 3 // a future expiry is all the simulator needs
 		p.PaymentMethodType = domain.MethodCreditCard
 		p.Card = &payments.CardParams{Number: number, ExpMonth: 12, ExpYear: year, CVC: "123", HolderName: "Test Helper"}
-		return p
+		return helperBuyer(cs, p)
 	}
 	p.PaymentMethodType = domain.MethodPix
 	if !cs.Offers(domain.MethodPix) && cs.Offers(domain.MethodBoleto) {
 		p.PaymentMethodType = domain.MethodBoleto
+	}
+	return helperBuyer(cs, p)
+}
+
+// helperBuyer completes the simulated buyer's data the session (or boleto) requires and the
+// session does not have yet, so the helpers succeed on any session: a valid test CPF, a name, a
+// phone and a billing address.
+func helperBuyer(cs *domain.CheckoutSession, p ConfirmParams) ConfirmParams {
+	isBoleto := p.PaymentMethodType == domain.MethodBoleto
+	s := func(v string) *string { return &v }
+	if p.CustomerDocument == nil && (isBoleto || cs.RequireDocument) {
+		p.CustomerDocument = s("52998224725")
+	}
+	if p.CustomerName == nil && isBoleto {
+		p.CustomerName = s("Test Helper")
+	}
+	if p.CustomerPhone == nil && cs.RequirePhone {
+		p.CustomerPhone = s("+55 11 91234-5678")
+	}
+	if p.BillingAddress == nil && (isBoleto || cs.RequireBillingAddress) {
+		p.BillingAddress = &domain.Address{Line1: "Avenida Paulista", Number: "1000", Neighborhood: "Bela Vista", City: "São Paulo",
+			State: "SP", PostalCode: "01310100", Country: "BR"}
 	}
 	return p
 }

@@ -195,7 +195,8 @@ func OpenLink(tx *db.Tx, id, requestID, base string) (*domain.CheckoutSession, e
 	if !l.Active {
 		return nil, ErrLinkUnavailable
 	}
-	p := SessionParams{Config: linkConfig(l)}
+	// As Stripe does, the link's metadata is copied to every session it creates.
+	p := SessionParams{Config: linkConfig(l), Metadata: map[string]string(domain.MergeMetadata(nil, l.Metadata))}
 	for _, it := range l.LineItems {
 		q := it.Quantity
 		p.LineItems = append(p.LineItems, LineItemParams{Price: it.Price, Quantity: &q})

@@ -223,6 +223,9 @@ func platformConfigure(ctx context.Context, env Env, args []string) error {
 	if err := json.Unmarshal([]byte(*rules), &obj); err != nil {
 		return fmt.Errorf("--split-rules must be a JSON object: %v", err)
 	}
+	if obj == nil {
+		return errors.New("--split-rules must be a JSON object, not null")
+	}
 	compact, _ := json.Marshal(obj)
 	d, err := openAdmin(ctx, env, *dbPath)
 	if err != nil {

@@ -25,6 +25,11 @@ var EventTypes = []EventType{
 	{"price.created", "A price was created (also with a product's default_price_data)."},
 	{"price.updated", "A price changed."},
 	{"price.deleted", "A price was deleted."},
+	{"coupon.created", "A coupon was created."},
+	{"coupon.updated", "A coupon's name or metadata changed."},
+	{"coupon.deleted", "A coupon was deleted; it can no longer be redeemed."},
+	{"promotion_code.created", "A promotion code was created."},
+	{"promotion_code.updated", "A promotion code was activated, deactivated or its metadata changed."},
 
 	{"payment_intent.created", "A payment intent was created."},
 	{"payment_intent.requires_action", "A payment intent waits for the buyer (PIX code, boleto)."},

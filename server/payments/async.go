@@ -287,20 +287,21 @@ const (
 //     credit_card, PIX/boleto with the succeed_immediately rule) to succeed; the generic_decline
 //     card (or the expire_immediately rule) to fail, recorded on the intent as a real decline.
 //
-// Live keys get testmode_required (after the lookup, so a foreign id stays a 404); other states
-// are 409.
+// Live keys get testmode_required whatever the id (SPEC 4.5, 5.12: test helpers accept only test
+// keys, so the key is refused before any lookup, as the checkout session helpers do); other
+// states are 409.
 func (s *Service) SimulateSettlement(tx *db.Tx, a domain.Actor, id string, succeed bool) (*domain.PaymentIntent, error) {
 	return s.SimulateSettlementWith(tx, a, id, SimulateOptions{Succeed: succeed})
 }
 
 // SimulateSettlementWith is SimulateSettlement with options (the origin of public URLs).
 func (s *Service) SimulateSettlementWith(tx *db.Tx, a domain.Actor, id string, o SimulateOptions) (*domain.PaymentIntent, error) {
+	if a.Livemode {
+		return nil, domain.TestmodeRequired()
+	}
 	pi, err := s.GetIntent(tx, a.Scope, id)
 	if err != nil {
 		return nil, err
-	}
-	if a.Livemode {
-		return nil, domain.TestmodeRequired()
 	}
 	switch {
 	case pi.Waiting() && pi.LatestCharge != nil:

@@ -198,8 +198,18 @@ type CancelParams struct {
 
 // CancelIntent cancels an intent that has not been paid: from requires_payment_method,
 // requires_capture (the authorization is released) or a waiting PIX/boleto (its pending charge
-// fails with payment_canceled). Succeeded and processing intents cannot be canceled.
+// fails with payment_canceled). Succeeded and processing intents cannot be canceled. The
+// AfterSettle hook then runs, so the checkout session of the intent follows.
 func (s *Service) CancelIntent(tx *db.Tx, a domain.Actor, id string, p CancelParams) (*domain.PaymentIntent, error) {
+	pi, err := s.cancel(tx, a, id, p)
+	if err != nil {
+		return nil, err
+	}
+	return pi, s.afterSettle(tx, a, pi)
+}
+
+// cancel is CancelIntent without the hook.
+func (s *Service) cancel(tx *db.Tx, a domain.Actor, id string, p CancelParams) (*domain.PaymentIntent, error) {
 	pi, err := s.GetIntent(tx, a.Scope, id)
 	if err != nil {
 		return nil, err
@@ -241,14 +251,15 @@ func (s *Service) CancelIntent(tx *db.Tx, a domain.Actor, id string, p CancelPar
 	return pi, emit(tx, a, "payment_intent.canceled", pi, &before)
 }
 
-// CancelIfOpen cancels an intent that can still be canceled (a checkout session expired) with
-// reason and leaves any other intent as it is.
+// CancelIfOpen cancels an intent that can still be canceled with reason and leaves any other
+// intent as it is. Its callers cancel the intent as part of a change of their own object (an
+// invoice voided, a checkout session's discount), so the AfterSettle hook does not run.
 func (s *Service) CancelIfOpen(tx *db.Tx, a domain.Actor, id, reason string) (*domain.PaymentIntent, error) {
 	pi, err := s.GetIntent(tx, a.Scope, id)
 	if err != nil || !cancelable(pi.Status) {
 		return pi, err
 	}
-	return s.CancelIntent(tx, a, id, CancelParams{CancellationReason: &reason})
+	return s.cancel(tx, a, id, CancelParams{CancellationReason: &reason})
 }
 
 // CaptureParams is the body of a capture.
@@ -304,5 +315,16 @@ func (s *Service) CaptureIntent(tx *db.Tx, a domain.Actor, id string, p CaptureP
 	if err := emit(tx, a, "charge.captured", ch, &chBefore); err != nil {
 		return nil, err
 	}
-	return pi, emit(tx, a, "payment_intent.succeeded", pi, &before)
+	if err := emit(tx, a, "payment_intent.succeeded", pi, &before); err != nil {
+		return nil, err
+	}
+	return pi, s.afterSettle(tx, a, pi)
+}
+
+// afterSettle runs the AfterSettle hook, when set, on an intent that reached a final state.
+func (s *Service) afterSettle(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
+	if s.AfterSettle == nil {
+		return nil
+	}
+	return s.AfterSettle(tx, a, pi)
 }

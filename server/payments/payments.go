@@ -45,8 +45,9 @@ type Service struct {
 	Sandbox Processor
 	Live    Processor
 	// AfterSettle, when set, runs in the same transaction after a waiting payment resolves
-	// (settled or expired: delayed rules, simulations, test helpers), so checkout sessions can
-	// move their payment_status and emit their async payment events.
+	// (settled or expired: delayed rules, simulations, test helpers) and after an intent is
+	// captured or canceled, so checkout sessions can move their payment_status and emit their
+	// async payment events.
 	AfterSettle func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error
 }
 

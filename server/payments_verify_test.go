@@ -1,0 +1,80 @@
+package server_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+// Regression tests of the external verification of the payments core (issue 3).
+
+// TestVerifyIntentStatusFilter: GET /v1/payment-intents?status= accepts only payment intent
+// statuses (400 naming status otherwise), and pending and requires_action both find a waiting
+// PIX (SPEC 3.4 treats both names as the waiting state).
+func TestVerifyIntentStatusFilter(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.payIntent(e.Test, 5000, nil).Str("id")
+	r := e.payConfirm(e.Test, id, map[string]any{"payment_method_type": "pix", "customer_email": "pending@example.com"})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "pending")
+	for _, st := range []string{"pending", "requires_action"} {
+		r = e.Do("GET", "/v1/payment-intents?status="+st, e.Test, nil)
+		is.Equal(r.Status, 200)
+		is.True(slices.Contains(r.IDs(), id)) // the waiting intent, under either name
+	}
+	r = e.Do("GET", "/v1/payment-intents?status=succeeded", e.Test, nil)
+	is.Equal(r.Status, 200)
+	is.True(!slices.Contains(r.IDs(), id))
+	r = e.Do("GET", "/v1/payment-intents?status=bogus", e.Test, nil)
+	is.Equal(r.Status, 400)
+	is.Equal(r.ErrCode(), "invalid_request")
+	is.Equal(r.ErrParam(), "status")
+}
+
+// TestVerifyConfirmWithClientSecret: POST /v1/payment-intents/{id}/confirm works without an API
+// key when the body carries the intent's client_secret (CONTRACT 4), as the checkout session
+// confirm does; a missing or wrong secret, or an unknown id, is 401 and changes nothing.
+func TestVerifyConfirmWithClientSecret(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pi := e.payIntent(e.Test, 5000, nil)
+	id, secret := pi.Str("id"), pi.Str("client_secret")
+
+	r := e.Do("POST", "/v1/payment-intents/"+id+"/confirm", "", map[string]any{"card": payCard("4242424242424242")})
+	is.Equal(r.Status, 401) // neither key nor secret
+	r = e.Do("POST", "/v1/payment-intents/"+id+"/confirm", "", map[string]any{"client_secret": secret + "x", "card": payCard("4242424242424242")})
+	is.Equal(r.Status, 401) // wrong secret
+	is.Equal(r.ErrCode(), "authentication_failed")
+	r = e.Do("POST", "/v1/payment-intents/pi_nope/confirm", "", map[string]any{"client_secret": secret, "card": payCard("4242424242424242")})
+	is.Equal(r.Status, 401) // another intent's secret
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+id, e.Test, nil).Str("status"), "requires_payment_method")
+
+	r = e.Do("POST", "/v1/payment-intents/"+id+"/confirm", "", map[string]any{"client_secret": secret, "card": payCard("4242424242424242")}, "Idempotency-Key", "cs-"+id)
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "succeeded")
+	is.Equal(r.Body["livemode"], false)
+	again := e.Do("POST", "/v1/payment-intents/"+id+"/confirm", "", map[string]any{"client_secret": secret, "card": payCard("4242424242424242")}, "Idempotency-Key", "cs-"+id)
+	is.Equal(again.Status, 200)
+	is.Equal(again.Header.Get("Idempotent-Replayed"), "true")
+	is.Equal(e.payCount(e.Test, "/v1/charges?payment_intent="+id), 1)
+	is.Equal(len(e.payEvents(e.Test, "payment_intent.succeeded", id)), 1)
+}
+
+// TestVerifyTestHelperLiveKey: a payment intent test helper called with a live key answers
+// testmode_required whatever the id, a test-mode intent's included (SPEC 4.5, 5.12), and
+// changes nothing.
+func TestVerifyTestHelperLiveKey(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.payIntent(e.Test, 2000, nil).Str("id")
+	for _, path := range []string{id, "pi_nope"} {
+		for _, action := range []string{"succeed", "expire"} {
+			r := e.Do("POST", "/v1/test-helpers/payment-intents/"+path+"/"+action, e.Live, nil)
+			is.Equal(r.Status, 403)
+			is.Equal(r.ErrCode(), "testmode_required")
+		}
+	}
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+id, e.Test, nil).Str("status"), "requires_payment_method") // untouched
+}
