@@ -478,6 +478,21 @@ func TestCheckoutInvoiceCreation(t *testing.T) {
 		is.Equal(e.Do("GET", "/v1/invoices?checkout_session="+cs.Str("id"), e.Test, nil).IDs(), []string{invID})
 	})
 
+	t.Run("payment mode with a coupon", func(t *testing.T) {
+		is := is.New(t)
+		e := withT(e, t)
+		coupon := e.Do("POST", "/v1/coupons", e.Test, map[string]any{"percent_off": 10})
+		is.Equal(coupon.Status, 200)
+		cs := e.coSimple(e.Test, map[string]any{"invoice_creation": true, "discount": coupon.Str("id")})
+		r := e.Do("POST", "/v1/checkout-sessions/"+cs.Str("id")+"/confirm", e.Test, coCard("4242424242424242"))
+		is.Equal(r.Status, 200)
+		inv := e.Do("GET", "/v1/invoices/"+r.Str("invoice"), e.Test, nil)
+		is.Equal(digNum(inv.Body, "subtotal_amount"), digNum(r.Body, "subtotal_amount"))
+		is.Equal(digNum(inv.Body, "discount_amount"), digNum(r.Body, "discount_amount"))
+		is.True(digNum(inv.Body, "discount_amount") > 0)
+		is.Equal(digNum(inv.Body, "amount_paid"), digNum(r.Body, "total_amount")) // what the buyer paid
+	})
+
 	t.Run("payment mode without invoice_creation", func(t *testing.T) {
 		is := is.New(t)
 		e := withT(e, t)

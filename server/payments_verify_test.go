@@ -78,3 +78,21 @@ func TestVerifyTestHelperLiveKey(t *testing.T) {
 	}
 	is.Equal(e.Do("GET", "/v1/payment-intents/"+id, e.Test, nil).Str("status"), "requires_payment_method") // untouched
 }
+
+// Fingerprints identify a card within one organization and environment only.
+func TestFingerprintIsScopedToOrganization(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, otherTest := e.NewOrg("Other Ltda", false)
+	fp := func(token string) string {
+		r := e.Do("POST", "/v1/payment-methods", token, map[string]any{"type": "credit_card", "card": payCard("4242424242424242")})
+		is.Equal(r.Status, 200) // create payment method
+		c, _ := r.Body["card"].(map[string]any)
+		s, _ := c["fingerprint"].(string)
+		is.True(s != "")
+		return s
+	}
+	a1, a2, b := fp(e.Test), fp(e.Test), fp(otherTest)
+	is.Equal(a1, a2) // same card, same organization: same fingerprint
+	is.True(a1 != b) // another organization cannot correlate the card
+}

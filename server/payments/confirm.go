@@ -2,6 +2,8 @@ package payments
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -236,17 +238,30 @@ func declineError(pe *domain.PaymentError, chargeID string, pi *domain.PaymentIn
 
 // newCardMethod builds the payment method of a typed card: brand, last4, expiry, keyed
 // fingerprint and, in test mode, the SPEC 7.1 behaviour key. The number is not kept.
-func (s *Service) newCardMethod(in card.Input, billing domain.BillingDetails, livemode bool) *domain.PaymentMethod {
+func (s *Service) newCardMethod(in card.Input, billing domain.BillingDetails, scope domain.Scope) *domain.PaymentMethod {
 	brand, last4 := card.Describe(in.Number)
 	pm := &domain.PaymentMethod{
 		Type: domain.MethodCreditCard, BillingDetails: billing, Metadata: domain.Metadata{},
 		Card: &domain.PaymentCard{Brand: string(brand), Country: "BR", ExpMonth: in.ExpMonth, ExpYear: in.ExpYear,
-			Fingerprint: card.Fingerprint(s.FingerprintKey, in.Number), Funding: card.FundingCredit, Last4: last4, Network: brand.Network()},
+			Fingerprint: card.Fingerprint(s.scopedFingerprintKey(scope), in.Number), Funding: card.FundingCredit, Last4: last4, Network: brand.Network()},
 	}
-	if !livemode {
+	if !scope.Livemode {
 		pm.SimBehavior = BehaviorKey(in.Number)
 	}
 	return pm
+}
+
+// scopedFingerprintKey derives the fingerprint key of one organization and environment, so a
+// fingerprint matches the same card within a scope but cannot correlate cards across them.
+func (s *Service) scopedFingerprintKey(scope domain.Scope) []byte {
+	m := hmac.New(sha256.New, s.FingerprintKey)
+	m.Write([]byte(scope.OrgID))
+	if scope.Livemode {
+		m.Write([]byte("|live"))
+	} else {
+		m.Write([]byte("|test"))
+	}
+	return m.Sum(nil)
 }
 
 // savedCardExpired reports whether a saved card's expiry month is over.
@@ -323,7 +338,7 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 	total := option.TotalAmount
 	chargeID := domain.NewID(domain.PrefixCharge)
 	if pm == nil {
-		pm = s.newCardMethod(*in, c.buyer, a.Livemode)
+		pm = s.newCardMethod(*in, c.buyer, a.Scope)
 		if err := tx.CreatePaymentMethod(a.Scope, pm); err != nil {
 			return nil, err
 		}

@@ -110,7 +110,7 @@ func (s *Service) CreatePaymentMethod(tx *db.Tx, a domain.Actor, p PaymentMethod
 	if billing.Name == nil && in.HolderName != "" {
 		billing.Name = strPtr(in.HolderName)
 	}
-	pm := s.newCardMethod(in, billing, a.Livemode)
+	pm := s.newCardMethod(in, billing, a.Scope)
 	if p.Metadata.Set {
 		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
 			return nil, err
@@ -334,7 +334,7 @@ func (s *Service) ConfirmSetupIntent(tx *db.Tx, a domain.Actor, id string, p Set
 		return nil, err
 	}
 	if pm == nil {
-		pm = s.newCardMethod(*in, billing, a.Livemode)
+		pm = s.newCardMethod(*in, billing, a.Scope)
 		if err := tx.CreatePaymentMethod(a.Scope, pm); err != nil {
 			return nil, err
 		}
