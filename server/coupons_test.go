@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+
+	"troco/pages"
+	"troco/server/discounts"
 )
 
 // Coupons, promotion codes and their use in checkout sessions.
@@ -336,7 +339,9 @@ func TestCheckoutDiscountMath(t *testing.T) {
 func TestCheckoutDiscountValidity(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
-	create := func(token string, body map[string]any) resp { return e.Do("POST", "/v1/checkout-sessions", token, body) }
+	create := func(token string, body map[string]any) resp {
+		return e.Do("POST", "/v1/checkout-sessions", token, body)
+	}
 
 	// Unknown, foreign organization, other environment: the same 404, nothing leaked.
 	orgB, bTest := e.NewOrg("Outra Ltda", false)
@@ -606,4 +611,14 @@ func TestCheckoutCaptureAndCancel(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/coupons/"+coupon.Str("id"), e.Test, nil).Body["times_redeemed"], float64(0))
 	e.Do("POST", "/v1/payment-intents/"+r6.Str("payment_intent")+"/capture", e.Test, nil)
 	is.Equal(e.Do("GET", "/v1/coupons/"+coupon.Str("id"), e.Test, nil).Body["times_redeemed"], float64(1))
+}
+
+func TestEveryDiscountReasonIsExplained(t *testing.T) {
+	for _, r := range discounts.Reasons {
+		for _, l := range []pages.Lang{pages.PtBR, pages.En} {
+			if l.PromoText(string(r)) == l.T("error_generic") {
+				t.Errorf("no %s text for the refused-code reason %q (pages/checkout_promo.go)", l, r)
+			}
+		}
+	}
 }

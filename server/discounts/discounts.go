@@ -96,6 +96,9 @@ const (
 	ReasonCurrency      Reason = "currency"       // amount_off in another currency than the session's
 )
 
+// Reasons lists every Reason (the hosted page has a text for each).
+var Reasons = []Reason{ReasonNotFound, ReasonInactive, ReasonExpired, ReasonExhausted, ReasonCouponDeleted, ReasonBelowMinimum, ReasonNotAllowed, ReasonCurrency}
+
 // CouponProblem reports why coupon c cannot be redeemed at now, or "" when it can. Its
 // times_redeemed must be current.
 func CouponProblem(c *domain.Coupon, now time.Time) Reason {
