@@ -501,6 +501,14 @@ func TestHostedPromotionCode(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/checkout-sessions/"+s.Str("id"), e.Test, nil).Body["discount"], nil)
 	is.Equal(b.post(promoPath, promoForm(again, "apply", "BemVindo10")).Status, 303)
 
+	// A code deactivated after it was applied cannot be paid with: a clear message, no charge.
+	e.Do("POST", "/v1/promotion-codes/"+promo.Str("id"), e.Test, map[string]any{"active": false})
+	stale := b.post("/checkout/"+s.Str("id")+"/confirm", cardForm(b.get(s.Str("url")), "4242424242424242"))
+	is.Equal(stale.Status, 400)
+	is.True(strings.Contains(stale.Body, "não é mais válido"))
+	is.Equal(e.Do("GET", "/v1/checkout-sessions/"+s.Str("id"), e.Test, nil).Str("status"), "open")
+	e.Do("POST", "/v1/promotion-codes/"+promo.Str("id"), e.Test, map[string]any{"active": true})
+
 	// Pay: the card is charged the discounted total and the redemption counts.
 	final := b.get(s.Str("url"))
 	paid := b.post("/checkout/"+s.Str("id")+"/confirm", cardForm(final, "4242424242424242"))
