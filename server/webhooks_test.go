@@ -132,7 +132,8 @@ func startWebhooks(e *testEnv, tweak ...func(*webhooks.Options)) *webhooks.Dispa
 	pool := x509.NewCertPool()
 	pool.AddCert(e.srv.Certificate()) // every httptest TLS server shares this certificate
 	o := webhooks.Options{DB: e.DB, Clock: e.Clock, Secrets: e.Config.Secrets, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		AllowPrivate: e.Config.AllowPrivateWebhooks, Timeout: 2 * time.Second, Jitter: func() float64 { return 0 }, TLSConfig: &tls.Config{RootCAs: pool}}
+		AllowPrivate: e.Config.AllowPrivateWebhooks, Timeout: 10 * time.Second, // generous: a loaded -race run must not turn a success into a timeout
+		Jitter: func() float64 { return 0 }, TLSConfig: &tls.Config{RootCAs: pool}}
 	for _, f := range tweak {
 		f(&o)
 	}
