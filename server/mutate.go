@@ -17,6 +17,10 @@ import (
 func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.Tx, a domain.Actor) (any, error)) {
 	auth := authFrom(r.Context())
 	st, _ := r.Context().Value(ctxIdem).(*idemState)
+	if st == nil {
+		s.mutateOnce(w, r, auth.Actor, op)
+		return
+	}
 	var status int
 	var body []byte
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
@@ -63,6 +67,31 @@ func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.T
 		return
 	}
 	writeRaw(w, status, body)
+}
+
+// mutateOnce is mutate for a request without an Idempotency-Key: nothing else shares the
+// transaction, so op runs directly in the batch's own savepoint and the answer is encoded after
+// the commit, off the single writer.
+func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) {
+	var result any
+	var kept *domain.Error
+	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
+		var err error
+		result, err = op(tx, a)
+		if e, ok := domain.AsError(err); ok && e.KeepChanges {
+			kept = e // commit what op recorded, answer with the error
+			return nil
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		s.writeError(w, r, err)
+	case kept != nil:
+		s.writeError(w, r, kept)
+	default:
+		writeJSON(w, http.StatusOK, result)
+	}
 }
 
 // read runs op in a read transaction and answers with its result.
