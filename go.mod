@@ -3,6 +3,8 @@ module troco
 go 1.26.0
 
 require (
+	github.com/a-h/templ v0.3.977
+	github.com/chromedp/chromedp v0.14.2
 	github.com/julienschmidt/httprouter v1.3.0
 	github.com/matryer/is v1.4.1
 	github.com/robfig/cron/v3 v3.0.1
@@ -12,9 +14,7 @@ require (
 )
 
 require (
-	github.com/a-h/templ v0.3.977 // indirect
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327 // indirect
-	github.com/chromedp/chromedp v0.14.2 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20250725192818-e39067aee2d2 // indirect
