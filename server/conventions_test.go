@@ -579,6 +579,14 @@ func TestAdvanceClock(t *testing.T) {
 		is.NoErr(err)
 		is.True(t1.Sub(t0) >= 24*time.Hour) // later objects are a day later
 	})
+	t.Run("platform test key without Organization header", func(t *testing.T) {
+		is := is.New(t)
+		_, plat := e.NewPlatform("Plataforma do relógio")
+		before := e.Clock.Now()
+		r := e.Do("POST", "/v1/test-helpers/advance-clock", plat, map[string]any{"seconds": 3600})
+		is.Equal(r.Status, 200)                         // the server's clock, not an organization's
+		is.True(e.Clock.Now().Sub(before) >= time.Hour) // moved
+	})
 }
 
 func TestAdvanceClockDisabled(t *testing.T) {
