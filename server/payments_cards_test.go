@@ -193,6 +193,12 @@ func TestUnknownCardAndLiveMode(t *testing.T) {
 	is.Equal(r.ErrCode(), "organization_not_activated")
 	is.Equal(r.ErrType(), "invalid_request_error")
 	is.True(strings.Contains(digStr(r.Body, "error.message"), "not ready to accept payments"))
+	// SPEC 7: too many instalments is the same 400 in both environments, activated or not.
+	tooMany := map[string]any{"card": payCard("4242424242424242"), "installments": 13}
+	r = e.payConfirm(e.Live, live.Str("id"), tooMany)
+	is.Equal(r.Status, 400)
+	is.Equal(r.ErrParam(), "installments")
+	is.Equal(digStr(r.Body, "error.message"), digStr(e.payConfirm(e.Test, e.payIntent(e.Test, 10000, nil).Str("id"), tooMany).Body, "error.message"))
 
 	e.activate(t)
 	events := e.payCount(e.Live, "/v1/events")

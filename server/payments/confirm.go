@@ -91,6 +91,14 @@ func (s *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams)
 	if err != nil {
 		return nil, err
 	}
+	// SPEC 7: too many instalments is a 400 "with the same message in both environments", so the
+	// ceiling (which depends only on the amount and the organization) is checked before the
+	// live-mode activation.
+	if p.Installments != nil {
+		if err := checkInstallments(*p.Installments, pi.Amount, org); err != nil {
+			return nil, err
+		}
+	}
 	if a.Livemode && org.ActivationStatus != domain.ActivationActive {
 		return nil, errNotActivated()
 	}
@@ -106,6 +114,19 @@ func (s *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams)
 		return s.confirmCard(tx, c)
 	}
 	return s.confirmAsync(tx, c, method)
+}
+
+// checkInstallments checks an instalment count against the ceiling of CONTRACT 5 for any brand.
+func checkInstallments(count int, amount int64, org *domain.Organization) error {
+	return installmentError(fees.CheckInstallments(count, amount, org.MaxInstallments, ""))
+}
+
+// installmentError turns a fees.InstallmentError into the public 400 naming its param.
+func installmentError(err error) error {
+	if ie, ok := err.(*fees.InstallmentError); ok {
+		return domain.Invalid(ie.Param, "%s", ie.Message)
+	}
+	return err
 }
 
 // method resolves payment_method_type: explicit, implied by card/payment_method, or the
@@ -319,10 +340,7 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 		count = *p.Installments
 	}
 	if err := fees.CheckInstallments(count, pi.Amount, c.org.MaxInstallments, brand); err != nil {
-		if ie, ok := err.(*fees.InstallmentError); ok {
-			return nil, domain.Invalid(ie.Param, "%s", ie.Message)
-		}
-		return nil, err
+		return nil, installmentError(err)
 	}
 	if p.SavePaymentMethod && pi.Customer == nil {
 		return nil, domain.Invalid("save_payment_method", "save_payment_method needs a customer on the payment intent to save the card on.")
