@@ -32,7 +32,6 @@ var EventTypes = []EventType{
 	{"promotion_code.updated", "A promotion code was activated, deactivated or its metadata changed."},
 
 	{"payment_intent.created", "A payment intent was created."},
-	{"payment_intent.requires_action", "A payment intent waits for the buyer (PIX code, boleto)."},
 	{"payment_intent.pending", "A payment intent waits for a delayed PIX or boleto settlement."},
 	{"payment_intent.processing", "A payment intent is being processed; wait for the next event."},
 	{"payment_intent.amount_capturable_updated", "A payment intent was authorized and requires capture."},
@@ -49,7 +48,6 @@ var EventTypes = []EventType{
 	{"charge.updated", "A charge's fields changed."},
 
 	{"refund.created", "A refund was created."},
-	{"refund.updated", "A refund's status changed."},
 
 	{"checkout.session.created", "A checkout session was created (API or payment link)."},
 	{"checkout.session.completed", "The buyer confirmed a checkout session."},
@@ -76,7 +74,6 @@ var EventTypes = []EventType{
 
 	{"subscription.created", "A subscription was created."},
 	{"subscription.updated", "A subscription changed (renewal, status such as past_due)."},
-	{"subscription.canceled", "A subscription was canceled."},
 
 	{"organization.updated", "An organization's financial state changed (activation result, SPEC 6.3)."},
 
