@@ -90,7 +90,7 @@ var messages = map[string][2]string{
 	"postal_code":           {"CEP", "Postal code (CEP)"},
 	"line1":                 {"Rua", "Street"},
 	"number":                {"Número", "Number"},
-	"line2":                 {"Complemento (opcional)", "Address line 2 (optional)"},
+	"line2":                 {"Complemento", "Address line 2"},
 	"neighborhood":          {"Bairro", "Neighbourhood"},
 	"city":                  {"Cidade", "City"},
 	"state":                 {"UF", "State"},

@@ -280,6 +280,11 @@ func TestCheckoutSessionExpiry(t *testing.T) {
 	x := e.Do("POST", "/v1/checkout-sessions/"+s2.Str("id")+"/expire", e.Test, nil)
 	is.Equal(x.Status, 200)
 	is.Equal(x.Body["status"], "expired")
+	// Expired early, it keeps its original expires_at (still in the future): the 409 does not
+	// claim it expired then.
+	again := e.Do("POST", "/v1/checkout-sessions/"+s2.Str("id")+"/confirm", e.Test, coCard("4242424242424242"))
+	is.Equal(again.Status, 409)
+	is.True(!strings.Contains(digStr(again.Body, "error.message"), x.Str("expires_at")))
 	s3 := e.coSimple(e.Test, nil)
 	e.Clock.Advance(25 * time.Hour)
 	late := e.Do("POST", "/v1/checkout-sessions/"+s3.Str("id")+"/confirm", e.Test, coCard("4242424242424242"))

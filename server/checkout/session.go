@@ -211,7 +211,9 @@ func stateConflict(cs *domain.CheckoutSession, action string) error {
 	case domain.CheckoutComplete:
 		msg = "This checkout session is already complete; it cannot be " + action + " again."
 	case domain.CheckoutExpired:
-		msg = "This checkout session expired at " + cs.ExpiresAt.Format(domain.TimeLayout) + "; create a new session."
+		// Not expires_at: a session expired early (…/expire, the test helper, a canceled intent)
+		// keeps its original expires_at, which is then in the future.
+		msg = "This checkout session has expired; create a new session."
 	}
 	e := domain.Conflict(domain.CodeResourceStateConflict, "%s", msg)
 	return e
