@@ -262,6 +262,10 @@ func (s *Server) handleTransactionList() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		if t := q.str("type"); t != "" && t != domain.TxnTypeCharge && t != domain.TxnTypeRefund {
+			s.writeError(w, r, domain.Invalid("type", "type must be charge or refund."))
+			return
+		}
 		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
 			f := db.TransactionFilter{PaymentIntent: q.str("payment_intent"), Charge: q.str("charge"), Type: q.str("type")}
 			items, more, err := tx.ListTransactions(a.Scope, f, q.ListParams)

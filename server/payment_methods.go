@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 
 	"troco/db"
 	"troco/server/domain"
@@ -32,6 +33,10 @@ func (s *Server) handlePaymentMethodList() http.Handler {
 		q, err := parseList(r, "customer", "type")
 		if err != nil {
 			s.writeError(w, r, err)
+			return
+		}
+		if t := q.str("type"); t != "" && !slices.Contains([]string{domain.MethodCreditCard, domain.MethodPix, domain.MethodBoleto}, t) {
+			s.writeError(w, r, domain.Invalid("type", "type must be credit_card, pix or boleto."))
 			return
 		}
 		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {

@@ -33,6 +33,21 @@ func TestVerifyIntentStatusFilter(t *testing.T) {
 	is.Equal(r.ErrParam(), "status")
 }
 
+// TestVerifyEnumListFilters: the type filters of payment methods and transactions accept only
+// their values (400 naming type otherwise), like the status filter of payment intents.
+func TestVerifyEnumListFilters(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, path := range []string{"/v1/payment-methods?type=", "/v1/transactions?type="} {
+		r := e.Do("GET", path+"bogus", e.Test, nil)
+		is.Equal(r.Status, 400)
+		is.Equal(r.ErrCode(), "invalid_request")
+		is.Equal(r.ErrParam(), "type")
+	}
+	is.Equal(e.Do("GET", "/v1/payment-methods?type=credit_card", e.Test, nil).Status, 200)
+	is.Equal(e.Do("GET", "/v1/transactions?type=refund", e.Test, nil).Status, 200)
+}
+
 // TestVerifyConfirmWithClientSecret: POST /v1/payment-intents/{id}/confirm works without an API
 // key when the body carries the intent's client_secret (CONTRACT 4), as the checkout session
 // confirm does; a missing or wrong secret, or an unknown id, is 401 and changes nothing.
