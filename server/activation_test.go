@@ -148,8 +148,20 @@ func TestOrganizationsAPI(t *testing.T) {
 		is := is.New(t)
 		is.Equal(e.Do("GET", "/v1/organizations/"+p.Org.ID, p.Test, nil).Status, 200) // a platform reads itself
 		r := e.Do("POST", "/v1/organizations", p.Test, map[string]any{"name": "X"}, "Organization", p.Org.ID)
-		is.Equal(r.Status, 400) // platform endpoints take no Organization header
-		is.Equal(r.ErrParam(), "Organization")
+		is.Equal(r.Status, 200) // a header naming the platform itself is redundant on a platform endpoint
+		conn := r.Str("id")
+		r = e.Do("GET", "/v1/organizations", p.Test, nil, "Organization", conn)
+		is.Equal(r.Status, 200) // so is one naming a connected organization, active or not
+		r = e.Do("GET", "/v1/organizations/"+conn, p.Test, nil, "Organization", conn)
+		is.Equal(r.Status, 200) // a not yet active connected organization is read as the platform
+		is.Equal(r.Str("activation_status"), "not_submitted")
+		r = e.Do("POST", "/v1/organizations/"+conn, p.Test, map[string]any{"email": "loja@example.com"}, "Organization", conn)
+		is.Equal(r.Status, 200) // and updated
+		r = e.Do("POST", "/v1/activation-sessions", p.Test, map[string]any{"organization": conn, "return_url": "https://x.example"}, "Organization", conn)
+		is.Equal(r.ErrCode(), "organization_document_required") // past authentication: the header is accepted
+		r = e.Do("GET", "/v1/organizations", p.Test, nil, "Organization", e.Org.ID)
+		is.Equal(r.Status, 403) // another organization in the header
+		is.Equal(r.ErrCode(), "permission_denied")
 	})
 
 	t.Run("document is frozen once in review", func(t *testing.T) {
@@ -373,8 +385,9 @@ func TestActivationSessionCreate(t *testing.T) {
 		is.Equal(r.ErrCode(), "permission_denied")
 		admin := e.NewKey(e.Org.ID, false, domain.ScopeAdmin)
 		is.Equal(p.session(admin, org).Status, 403) // even with the admin scope
-		r = e.Do("POST", "/v1/activation-sessions", p.Test, map[string]any{"organization": org, "return_url": "https://x.example"}, "Organization", org)
-		is.Equal(r.Status, 400) // no Organization header on a platform endpoint
+		r = e.Do("POST", "/v1/activation-sessions", p.Test, map[string]any{"organization": org, "return_url": "https://x.example"}, "Organization", e.Org.ID)
+		is.Equal(r.Status, 403) // the Organization header names an organization of another platform
+		is.Equal(r.ErrCode(), "permission_denied")
 
 		q := newActPlatform(e, "Plataforma Suspensa")
 		qOrg := q.connect("Loja", "52998224725")

@@ -68,11 +68,16 @@ func (s *Server) authenticate(r *http.Request, need string) (*authInfo, error) {
 	}
 	s.touchKey(key, now.Unix())
 
-	// Organization endpoints that platforms also call (platformOr): a platform key without the
-	// Organization header acts as its platform; every other key is checked as usual.
+	// A platform key whose Organization header names the platform itself or one of its connected
+	// organizations (of any status) may call platform endpoints: the header is redundant there.
+	ownHeader := key.Platform() && orgHeader != "" && platformOwns(platform, target, orgHeader)
+	// Organization endpoints that platforms also call (platformOr): a platform key acts as its
+	// platform without the header, or when the header names one of its own organizations that
+	// routing cannot reach (the platform itself, a connected organization not yet active); every
+	// other key is checked as usual.
 	if scope, ok := strings.CutPrefix(need, needPlatformOrPrefix); ok {
 		need = scope
-		if key.Platform() && orgHeader == "" {
+		if key.Platform() && (orgHeader == "" || orgHeader == platform.ID || ownHeader && target.ActivationStatus != domain.ActivationActive) {
 			need = domain.ScopePlatformAdmin
 		}
 	}
@@ -85,8 +90,8 @@ func (s *Server) authenticate(r *http.Request, need string) (*authInfo, error) {
 		if !platform.PlatformActive() {
 			return nil, domain.Conflict(domain.CodeResourceStateConflict, "The platform is not active or its split rules are not configured.")
 		}
-		if orgHeader != "" {
-			return nil, domain.Invalid("Organization", "This platform endpoint does not take an Organization header.")
+		if orgHeader != "" && !ownHeader {
+			return nil, domain.Forbidden("The Organization header must name this platform or one of its connected organizations.")
 		}
 	case key.Platform():
 		if orgHeader == "" {
@@ -155,4 +160,13 @@ func (s *Server) touchKey(k *domain.APIKey, now int64) {
 	go func() {
 		_ = s.db.Write(context.Background(), func(tx *db.Tx) error { return tx.TouchAPIKey(k.ID) })
 	}()
+}
+
+// platformOwns reports whether the Organization header names the platform's own organization or
+// an organization connected to it (target is the header's organization, nil when unknown).
+func platformOwns(platform, target *domain.Organization, orgHeader string) bool {
+	if orgHeader == platform.ID {
+		return true
+	}
+	return target != nil && target.ConnectedPlatform != nil && platform.Platform != nil && *target.ConnectedPlatform == *platform.Platform
 }
