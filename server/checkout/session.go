@@ -209,7 +209,10 @@ func stateConflict(cs *domain.CheckoutSession, action string) error {
 	msg := "This checkout session is " + cs.Status + " and cannot be " + action + "."
 	switch cs.Status {
 	case domain.CheckoutComplete:
-		msg = "This checkout session is already complete; it cannot be " + action + " again."
+		msg = "This checkout session is already complete; it cannot be " + action + "."
+		if action == "confirmed" {
+			msg = "This checkout session is already complete; it cannot be confirmed again."
+		}
 	case domain.CheckoutExpired:
 		// Not expires_at: a session expired early (…/expire, the test helper, a canceled intent)
 		// keeps its original expires_at, which is then in the future.
