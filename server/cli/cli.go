@@ -43,7 +43,7 @@ Usage:
   troco key list --org org_…
   troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]
                                            follow new events live, like a log (Ctrl-C to stop)
-  troco trigger <event-type> [--org org_…] [--wait 10s]
+  troco trigger <event-type> [--org org_…] [--wait 10s] [--base-url U] [--data-dir D]
                                            create test-mode objects that emit the event and show
                                            the deliveries of a running serve to your endpoints
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -128,8 +129,9 @@ func objectID(e *domain.Event) string {
 	return o.ID
 }
 
-// triggerFunc performs, in test mode, the operations that emit an event type.
-type triggerFunc func(tx *db.Tx, a domain.Actor) error
+// triggerFunc performs, in test mode, the operations that emit an event type; k carries the
+// payment engines for the types that need them.
+type triggerFunc func(tx *db.Tx, a domain.Actor, k *triggerKit) error
 
 func text(s string) domain.Opt[string] { return domain.Opt[string]{Set: true, V: s} }
 
@@ -154,8 +156,8 @@ func triggerPrice(tx *db.Tx, a domain.Actor) (*domain.Price, error) {
 // triggers is the table of `troco trigger`: each entry runs the core operations that emit its
 // type (and possibly others, as the API would). Add an entry beside each new resource.
 var triggers = map[string]triggerFunc{
-	"customer.created": func(tx *db.Tx, a domain.Actor) error { _, err := triggerCustomer(tx, a); return err },
-	"customer.updated": func(tx *db.Tx, a domain.Actor) error {
+	"customer.created": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error { _, err := triggerCustomer(tx, a); return err },
+	"customer.updated": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
 		c, err := triggerCustomer(tx, a)
 		if err != nil {
 			return err
@@ -163,7 +165,7 @@ var triggers = map[string]triggerFunc{
 		_, err = core.UpdateCustomer(tx, a, c.ID, core.CustomerParams{Name: text("Troco Trigger (updated)")})
 		return err
 	},
-	"customer.deleted": func(tx *db.Tx, a domain.Actor) error {
+	"customer.deleted": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
 		c, err := triggerCustomer(tx, a)
 		if err != nil {
 			return err
@@ -171,8 +173,8 @@ var triggers = map[string]triggerFunc{
 		_, err = core.DeleteCustomer(tx, a, c.ID)
 		return err
 	},
-	"product.created": func(tx *db.Tx, a domain.Actor) error { _, err := triggerProduct(tx, a); return err },
-	"product.updated": func(tx *db.Tx, a domain.Actor) error {
+	"product.created": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error { _, err := triggerProduct(tx, a); return err },
+	"product.updated": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
 		p, err := triggerProduct(tx, a)
 		if err != nil {
 			return err
@@ -180,7 +182,7 @@ var triggers = map[string]triggerFunc{
 		_, err = core.UpdateProduct(tx, a, p.ID, core.ProductParams{Description: text("updated by troco trigger")})
 		return err
 	},
-	"product.deleted": func(tx *db.Tx, a domain.Actor) error {
+	"product.deleted": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
 		p, err := triggerProduct(tx, a)
 		if err != nil {
 			return err
@@ -188,8 +190,8 @@ var triggers = map[string]triggerFunc{
 		_, err = core.DeleteProduct(tx, a, p.ID)
 		return err
 	},
-	"price.created": func(tx *db.Tx, a domain.Actor) error { _, err := triggerPrice(tx, a); return err },
-	"price.updated": func(tx *db.Tx, a domain.Actor) error {
+	"price.created": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error { _, err := triggerPrice(tx, a); return err },
+	"price.updated": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
 		p, err := triggerPrice(tx, a)
 		if err != nil {
 			return err
@@ -198,7 +200,7 @@ var triggers = map[string]triggerFunc{
 		_, err = core.UpdatePrice(tx, a, p.ID, core.PriceParams{Name: domain.Opt[string]{Set: true, V: name}})
 		return err
 	},
-	"price.deleted": func(tx *db.Tx, a domain.Actor) error {
+	"price.deleted": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
 		p, err := triggerPrice(tx, a)
 		if err != nil {
 			return err
@@ -231,6 +233,9 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "trigger")
 	dbPath := fs.str("db", defaultDB, "SQLite file")
 	org := fs.String("org", "", "org_… to act for (default: the bootstrap organization)")
+	dataDir := fs.String("data-dir", "", "the data directory of serve, for its master key (default: the directory of --db)")
+	baseURL := fs.String("base-url", "https://localhost:8443", "the base URL of the running serve, for the URLs of checkout sessions and PIX/boleto pages")
+	simDelay := fs.Duration("sim-delay", 3*time.Minute, "the --sim-delay of the running serve (delayed PIX/boleto settlement)")
 	wait := fs.Duration("wait", 10*time.Second, "how long to wait for the deliveries of a running serve (0: do not wait)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := fs.parse(args)
@@ -248,7 +253,15 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 	case !ok:
 		return fmt.Errorf("unknown event type %q; supported: %s", typ, supportedTriggers())
 	}
-	d, err := openAdmin(ctx, env, *dbPath)
+	dir := *dataDir
+	if dir == "" {
+		dir = filepath.Dir(*dbPath)
+	}
+	kit, err := newTriggerKit(dir, *baseURL, *simDelay)
+	if err != nil {
+		return err
+	}
+	d, err := openTrigger(ctx, env, *dbPath)
 	if err != nil {
 		return err
 	}
@@ -264,7 +277,7 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := fn(tx, domain.Actor{Scope: domain.Scope{OrgID: o.ID, Livemode: false}}); err != nil {
+		if err := fn(tx, domain.Actor{Scope: domain.Scope{OrgID: o.ID, Livemode: false}}, kit); err != nil {
 			return err
 		}
 		live := false
@@ -304,7 +317,7 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 		}
 		return printJSON(env.Stdout, res)
 	}
-	if len(res.Pending) > 0 {
+	if len(res.Pending) > 0 && *wait > 0 {
 		fmt.Fprintf(env.Stdout, "still queued for %s after %s: is troco serve running on %s?\n", strings.Join(res.Pending, ", "), *wait, *dbPath)
 	}
 	return nil

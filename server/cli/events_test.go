@@ -157,3 +157,26 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met within 10 s")
 }
+
+// TestTriggerEmitsThePaymentTypes runs every payment, checkout and coupon trigger and checks the
+// type asked for is among the events it wrote (in test mode, for the organization).
+func TestTriggerEmitsThePaymentTypes(t *testing.T) {
+	path, org := cliDB(t)
+	for typ := range paymentTriggers {
+		t.Run(typ, func(t *testing.T) {
+			is := is.New(t)
+			var js bytes.Buffer
+			err := Run(context.Background(), testCLIEnv(t, &js, "trigger", typ, "--db", path, "--wait", "0", "--json"))
+			is.NoErr(err)
+			var res triggerResult
+			is.NoErr(json.Unmarshal(js.Bytes(), &res))
+			found := false
+			for _, e := range res.Events {
+				is.Equal(e.Livemode, false)
+				is.Equal(e.Organization, org.ID)
+				found = found || e.Type == typ
+			}
+			is.True(found) // the type asked for was emitted
+		})
+	}
+}

@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"troco/db"
+	"troco/server"
+	"troco/server/checkout"
+	"troco/server/clock"
+	"troco/server/core"
+	"troco/server/domain"
+	"troco/server/invoices"
+	"troco/server/payments"
+	"troco/server/secrets"
+)
+
+// triggerKit is what the payment triggers need besides a transaction: the payments engine and
+// the checkout service, wired as serve wires them (a settled payment moves its checkout session
+// and invoice), and the base URL of the running serve for the URLs the objects carry.
+type triggerKit struct {
+	pay      *payments.Service
+	checkout *checkout.Service
+	base     string
+}
+
+// newTriggerKit builds the engines. Card fingerprints use serve's master key when the data
+// directory has one (so a triggered card matches the same card paid through the API); the file is
+// never created here.
+func newTriggerKit(dataDir, base string, simDelay time.Duration) (*triggerKit, error) {
+	keyring := secrets.Random()
+	if _, err := os.Stat(filepath.Join(dataDir, secrets.MasterKeyFile)); err == nil {
+		k, err := secrets.LoadOrCreate(dataDir)
+		if err != nil {
+			return nil, err
+		}
+		keyring = k
+	}
+	pay := payments.New(base, simDelay, keyring.DeriveKey("card fingerprint"))
+	co := &checkout.Service{Payments: pay}
+	pay.AfterSettle = func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
+		if err := co.IntentSettled(tx, a, pi); err != nil {
+			return err
+		}
+		return invoices.IntentSettled(tx, a, pi)
+	}
+	return &triggerKit{pay: pay, checkout: co, base: base}, nil
+}
+
+// openTrigger opens the database on serve's clock: real time plus the offset time travel
+// recorded, so triggered objects (a session's expiry, a PIX code's lifetime) and their events
+// are dated as serve would date them.
+func openTrigger(ctx context.Context, env Env, path string) (*db.DB, error) {
+	clk := clock.NewOffset(clock.Real{}, 0)
+	d, err := db.Open(ctx, path, db.Options{Schema: env.Schema, Clock: clk, Readers: 1})
+	if err != nil {
+		return nil, err
+	}
+	err = d.Read(ctx, func(tx *db.Tx) error {
+		v, ok, err := tx.GetSetting(server.ClockOffsetSetting)
+		if err != nil || !ok {
+			return err
+		}
+		if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs > 0 {
+			clk.Advance(time.Duration(secs) * time.Second)
+		}
+		return nil
+	})
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// kept lets a declined payment through: the payments engine records it (failed charge, events)
+// and answers a *domain.Error with KeepChanges, which the API commits and answers 402.
+func kept(err error) error {
+	if e, ok := domain.AsError(err); ok && e.KeepChanges {
+		return nil
+	}
+	return err
+}
+
+func (k *triggerKit) intent(tx *db.Tx, a domain.Actor, capture string) (*domain.PaymentIntent, error) {
+	amount, currency := int64(1990), "brl"
+	p := payments.IntentParams{Amount: &amount, Currency: &currency, Description: text("Troco Trigger payment")}
+	if capture != "" {
+		p.CaptureMethod = &capture
+	}
+	return k.pay.CreateIntent(tx, a, p)
+}
+
+// payCard creates a payment intent and confirms it with a SPEC 7.1 test card.
+func (k *triggerKit) payCard(tx *db.Tx, a domain.Actor, number, capture string) (*domain.PaymentIntent, error) {
+	pi, err := k.intent(tx, a, capture)
+	if err != nil {
+		return nil, err
+	}
+	c := &payments.CardParams{Number: number, ExpMonth: 12, ExpYear: tx.Now.Year() + 3, CVC: "123", HolderName: "Troco Trigger"}
+	if _, err := k.pay.Confirm(tx, a, pi.ID, payments.ConfirmParams{PaymentMethodType: domain.MethodCreditCard, Card: c}); kept(err) != nil {
+		return nil, err
+	}
+	return pi, nil
+}
+
+func (k *triggerKit) session(tx *db.Tx, a domain.Actor, methods ...string) (*domain.CheckoutSession, error) {
+	pr, err := triggerPrice(tx, a)
+	if err != nil {
+		return nil, err
+	}
+	qty := int64(1)
+	p := checkout.SessionParams{LineItems: []checkout.LineItemParams{{Price: pr.ID, Quantity: &qty}},
+		Metadata: map[string]string{"source": "troco trigger"}}
+	p.PaymentMethodTypes = methods
+	return checkout.CreateSession(tx, a, k.base, p)
+}
+
+// pixSession is a PIX-only checkout session the buyer has confirmed: complete, its payment
+// waiting (payment_status unpaid).
+func (k *triggerKit) pixSession(tx *db.Tx, a domain.Actor) (*domain.CheckoutSession, error) {
+	cs, err := k.session(tx, a, domain.MethodPix)
+	if err != nil {
+		return nil, err
+	}
+	email := "trigger@example.com"
+	return k.checkout.Confirm(tx, a, cs.ID, checkout.ConfirmParams{PaymentMethodType: domain.MethodPix, CustomerEmail: &email}, "")
+}
+
+// paymentTriggers are the triggers of payments, checkout sessions, coupons and promotion codes.
+var paymentTriggers = map[string]triggerFunc{
+	"payment_intent.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.intent(tx, a, "")
+		return err
+	},
+	"payment_intent.updated": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		pi, err := k.intent(tx, a, "")
+		if err != nil {
+			return err
+		}
+		_, err = k.pay.UpdateIntent(tx, a, pi.ID, payments.IntentParams{Description: text("updated by troco trigger")})
+		return err
+	},
+	"payment_intent.canceled": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		pi, err := k.intent(tx, a, "")
+		if err != nil {
+			return err
+		}
+		reason := "requested_by_customer"
+		_, err = k.pay.CancelIntent(tx, a, pi.ID, payments.CancelParams{CancellationReason: &reason})
+		return err
+	},
+	"payment_intent.succeeded": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.payCard(tx, a, "4242424242424242", "")
+		return err
+	},
+	"payment_intent.payment_failed": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.payCard(tx, a, "4000000000000002", "")
+		return err
+	},
+	"payment_intent.amount_capturable_updated": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.payCard(tx, a, "4242424242424242", "manual")
+		return err
+	},
+	"payment_intent.processing": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.payCard(tx, a, "4000009000000425", "")
+		return err
+	},
+	"payment_intent.pending": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		pi, err := k.intent(tx, a, "")
+		if err != nil {
+			return err
+		}
+		email := "trigger@example.com"
+		_, err = k.pay.Confirm(tx, a, pi.ID, payments.ConfirmParams{PaymentMethodType: domain.MethodPix, CustomerEmail: &email})
+		return err
+	},
+	"charge.captured": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		pi, err := k.payCard(tx, a, "4242424242424242", "manual")
+		if err != nil {
+			return err
+		}
+		_, err = k.pay.CaptureIntent(tx, a, pi.ID, payments.CaptureParams{})
+		return err
+	},
+	"charge.refunded": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		pi, err := k.payCard(tx, a, "4242424242424242", "")
+		if err != nil {
+			return err
+		}
+		_, err = k.pay.CreateRefund(tx, a, payments.RefundParams{PaymentIntent: pi.ID})
+		return err
+	},
+	"checkout.session.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.session(tx, a)
+		return err
+	},
+	"checkout.session.completed": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		cs, err := k.session(tx, a, domain.MethodCreditCard)
+		if err != nil {
+			return err
+		}
+		_, err = k.checkout.TestHelper(tx, a, cs.ID, checkout.HelperSucceed)
+		return err
+	},
+	"checkout.session.expired": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		cs, err := k.session(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = k.checkout.TestHelper(tx, a, cs.ID, checkout.HelperExpire)
+		return err
+	},
+	"checkout.session.async.payment.succeeded": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		cs, err := k.pixSession(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = k.checkout.Simulate(tx, a, cs.ID, true)
+		return err
+	},
+	"checkout.session.async.payment.failed": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		cs, err := k.pixSession(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = k.checkout.Simulate(tx, a, cs.ID, false)
+		return err
+	},
+	"coupon.created": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
+		_, err := triggerCoupon(tx, a)
+		return err
+	},
+	"coupon.updated": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
+		c, err := triggerCoupon(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = core.UpdateCoupon(tx, a, c.ID, core.CouponUpdateParams{Name: text("Troco Trigger (updated)")})
+		return err
+	},
+	"coupon.deleted": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
+		c, err := triggerCoupon(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = core.DeleteCoupon(tx, a, c.ID)
+		return err
+	},
+	"promotion_code.created": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
+		_, err := triggerPromotionCode(tx, a)
+		return err
+	},
+	"promotion_code.updated": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
+		pc, err := triggerPromotionCode(tx, a)
+		if err != nil {
+			return err
+		}
+		off := false
+		_, err = core.UpdatePromotionCode(tx, a, pc.ID, core.PromotionCodeUpdateParams{Active: &off})
+		return err
+	},
+}
+
+func init() {
+	// The same operations emit several types: name each after the one it is for, and let the
+	// charge events share their payment intent's.
+	paymentTriggers["charge.succeeded"] = paymentTriggers["payment_intent.succeeded"]
+	paymentTriggers["charge.failed"] = paymentTriggers["payment_intent.payment_failed"]
+	paymentTriggers["charge.pending"] = paymentTriggers["payment_intent.pending"]
+	paymentTriggers["refund.created"] = paymentTriggers["charge.refunded"]
+	maps.Copy(triggers, paymentTriggers)
+}
+
+func triggerCoupon(tx *db.Tx, a domain.Actor) (*domain.Coupon, error) {
+	pct := int64(10)
+	return core.CreateCoupon(tx, a, core.CouponParams{Name: text("Troco Trigger 10%"), PercentOff: &pct})
+}
+
+func triggerPromotionCode(tx *db.Tx, a domain.Actor) (*domain.PromotionCode, error) {
+	c, err := triggerCoupon(tx, a)
+	if err != nil {
+		return nil, err
+	}
+	return core.CreatePromotionCode(tx, a, core.PromotionCodeParams{Coupon: c.ID})
+}
