@@ -317,6 +317,17 @@ func TestCheckoutConfirmCard(t *testing.T) {
 	three := coCard("4242424242424242")
 	three["installments"] = 13
 	is.Equal(e.Do("POST", "/v1/checkout-sessions/"+id+"/confirm", e.Test, three).ErrParam(), "installments")
+	// A small sale (R$ 10,00: at most 2) names its own ceiling, whether 3 or 13 are asked for.
+	smallPrice := e.coPrice(e.Test, "Chaveiro", 1000, nil)
+	small := e.coSession(e.Test, map[string]any{"line_items": []any{map[string]any{"price": smallPrice, "quantity": 1}}})
+	for _, n := range []int{3, 13} {
+		body := coCard("4242424242424242")
+		body["installments"] = n
+		r := e.Do("POST", "/v1/checkout-sessions/"+small.Str("id")+"/confirm", e.Test, body)
+		is.Equal(r.Status, 400)
+		is.Equal(r.ErrParam(), "installments")
+		is.True(strings.Contains(digStr(r.Body, "error.message"), "(2)"))
+	}
 
 	// An approved card completes the session, paid, with the same intent.
 	three["installments"] = 3

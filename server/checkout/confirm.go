@@ -10,6 +10,7 @@ import (
 	"troco/server/boleto"
 	"troco/server/core"
 	"troco/server/domain"
+	"troco/server/fees"
 	"troco/server/payments"
 )
 
@@ -109,6 +110,11 @@ func (svc *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParam
 	}
 	opts := cs.PaymentMethodOptions
 	if method == domain.MethodCreditCard && p.Installments != nil && opts != nil && opts.CreditCard != nil && *p.Installments > opts.CreditCard.MaxInstallments {
+		// Above the amount's own ceiling, the payments engine's message (CONTRACT 5: the same in
+		// both environments), so a small sale never reads "at most 12"; else the session's option.
+		if err := fees.CheckInstallments(*p.Installments, cs.TotalAmount, 0, ""); err != nil {
+			return nil, domain.Invalid("installments", "%s", err.Error())
+		}
 		return nil, domain.Invalid("installments", "This checkout session allows at most %d instalments.", opts.CreditCard.MaxInstallments)
 	}
 	if method == domain.MethodBoleto && p.BoletoDueDate == nil && opts != nil && opts.Boleto != nil && opts.Boleto.ExpiresAfterDays != DefaultBoletoDays {
