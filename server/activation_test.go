@@ -159,6 +159,15 @@ func TestOrganizationsAPI(t *testing.T) {
 		is.Equal(r.Status, 200) // and updated
 		r = e.Do("POST", "/v1/activation-sessions", p.Test, map[string]any{"organization": conn, "return_url": "https://x.example"}, "Organization", conn)
 		is.Equal(r.ErrCode(), "organization_document_required") // past authentication: the header is accepted
+
+		// Without the header, a platform key manages the webhook endpoints of its own organization,
+		// where it learns its connected organizations' activation results.
+		r = e.Do("POST", "/v1/webhook-endpoints", p.Test, map[string]any{"url": "https://plataforma.example/webhooks", "enabled_events": []string{"organization.updated"}})
+		is.Equal(r.Status, 200)
+		l := e.Do("GET", "/v1/webhook-endpoints", p.Test, nil)
+		is.Equal(l.Status, 200)
+		is.Equal(len(l.Data()), 1)
+		is.Equal(e.Do("GET", "/v1/events", p.Test, nil).Status, 200)
 		r = e.Do("GET", "/v1/organizations", p.Test, nil, "Organization", e.Org.ID)
 		is.Equal(r.Status, 403) // another organization in the header
 		is.Equal(r.ErrCode(), "permission_denied")
@@ -671,7 +680,8 @@ func TestActivationOutcomes(t *testing.T) {
 				orgKey := e.NewKey(org, false, domain.ScopeRead)
 				evs := e.orgEvents(orgKey, org)
 				platEvs := e.orgEvents(e.NewKey(p.Org.ID, false, domain.ScopeRead), org)
-				is.Equal(len(evs), len(platEvs)) // the platform learns every change by its own events
+				is.Equal(len(evs), len(platEvs))                  // the platform learns every change by its own events
+				is.Equal(len(e.orgEvents(p.Test, org)), len(evs)) // also read with the platform key, without a header
 				switch row.Outcome {
 				case document.OutcomeApproved:
 					is.Equal(o.Str("activation_status"), "active")

@@ -65,17 +65,20 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodPost, "/activation/sessions/:id", s.handleActivationPost())
 	r.Handler(http.MethodGet, "/activation/assets/:file", s.handleActivationAsset())
 
-	v1("GET", "/v1/events", read, s.handleEventList())
-	v1("GET", "/v1/events/:id", read, s.handleEventGet())
-	v1("POST", "/v1/events/:id/redeliver", write, s.handleEventRedeliver())
+	// A platform key without the Organization header reads the events of its own organization
+	// (where the organization.updated copies of its connected organizations land) and manages its
+	// webhook endpoints.
+	v1("GET", "/v1/events", platformOr(read), s.handleEventList())
+	v1("GET", "/v1/events/:id", platformOr(read), s.handleEventGet())
+	v1("POST", "/v1/events/:id/redeliver", platformOr(write), s.handleEventRedeliver())
 
-	v1("GET", "/v1/webhook-endpoints", read, s.handleWebhookEndpointList())
-	v1("POST", "/v1/webhook-endpoints", write, s.handleWebhookEndpointCreate())
-	v1("GET", "/v1/webhook-endpoints/:id", read, s.handleWebhookEndpointGet())
-	v1("POST", "/v1/webhook-endpoints/:id", write, s.handleWebhookEndpointUpdate())
-	v1("DELETE", "/v1/webhook-endpoints/:id", write, s.handleWebhookEndpointDelete())
-	v1("POST", "/v1/webhook-endpoints/:id/rotate-secret", write, s.handleWebhookEndpointRotateSecret())
-	v1("GET", "/v1/webhook-endpoints/:id/deliveries", read, s.handleWebhookDeliveryList())
+	v1("GET", "/v1/webhook-endpoints", platformOr(read), s.handleWebhookEndpointList())
+	v1("POST", "/v1/webhook-endpoints", platformOr(write), s.handleWebhookEndpointCreate())
+	v1("GET", "/v1/webhook-endpoints/:id", platformOr(read), s.handleWebhookEndpointGet())
+	v1("POST", "/v1/webhook-endpoints/:id", platformOr(write), s.handleWebhookEndpointUpdate())
+	v1("DELETE", "/v1/webhook-endpoints/:id", platformOr(write), s.handleWebhookEndpointDelete())
+	v1("POST", "/v1/webhook-endpoints/:id/rotate-secret", platformOr(write), s.handleWebhookEndpointRotateSecret())
+	v1("GET", "/v1/webhook-endpoints/:id/deliveries", platformOr(read), s.handleWebhookDeliveryList())
 
 	v1("GET", "/v1/checkout-sessions", read, s.handleCheckoutSessionList())
 	v1("POST", "/v1/checkout-sessions", write, s.handleCheckoutSessionCreate())
