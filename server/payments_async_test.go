@@ -166,6 +166,36 @@ func TestDelayedTransitionSurvivesRestart(t *testing.T) {
 	is.Equal(len(e2.payEvents(e2.Test, "payment_intent.succeeded", id)), 1) // applied exactly once
 }
 
+// TestWaitingCardsSettleAfterSimDelay: the processing and pending cards of SPEC 7.1 ("wait for
+// the webhook") settle after --sim-delay through a persisted transition, with the success
+// events; the waiting intent refuses another attempt meanwhile.
+func TestWaitingCardsSettleAfterSimDelay(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, number := range []string{"4000009000000425", "4000009000000433"} {
+		id := e.payIntent(e.Test, 3000, nil).Str("id")
+		r := e.payConfirm(e.Test, id, map[string]any{"card": payCard(number)})
+		is.Equal(r.Status, 200)
+		waiting := r.Str("status")
+		is.True(waiting == "processing" || waiting == "pending")
+		is.Equal(e.payConfirm(e.Test, id, map[string]any{"card": payCard("4242424242424242")}).Status, 409) // no other attempt
+		e.Clock.Advance(time.Minute)
+		is.NoErr(e.Jobs.RunDue(context.Background()))
+		is.Equal(e.Do("GET", "/v1/payment-intents/"+id, e.Test, nil).Str("status"), waiting) // not yet
+		e.Clock.Advance(2 * time.Minute)
+		is.NoErr(e.Jobs.RunDue(context.Background()))
+		pi := e.Do("GET", "/v1/payment-intents/"+id, e.Test, nil)
+		is.Equal(pi.Str("status"), "succeeded")
+		ch := e.Do("GET", "/v1/charges/"+pi.Str("latest_charge"), e.Test, nil)
+		is.Equal(ch.Str("status"), "succeeded")
+		is.Equal(ch.Body["captured"], true)
+		is.True(digStr(ch.Body, "payment_method_details.card.authorization_code") != "")
+		is.Equal(len(e.payEvents(e.Test, "payment_intent.succeeded", id)), 1)
+		is.Equal(len(e.payEvents(e.Test, "charge.succeeded", pi.Str("latest_charge"))), 1)
+		is.Equal(e.payCount(e.Test, "/v1/transactions?payment_intent="+id), 1) // the sale is in the ledger
+	}
+}
+
 // TestAsyncTestHelpers: succeed/expire resolve waiting payments; live keys are refused.
 func TestAsyncTestHelpers(t *testing.T) {
 	is := is.New(t)

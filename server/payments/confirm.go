@@ -435,6 +435,12 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 			return nil, err
 		}
 	}
+	if ch.Status == domain.ChargeStatusPending && res.SettlesLater {
+		if err := tx.ScheduleTransition(db.ScheduledTransition{Scope: a.Scope, PaymentIntent: pi.ID, Charge: ch.ID, Action: ActionSucceed,
+			DueAt: tx.Now.Add(s.SimDelay).Unix()}); err != nil {
+			return nil, err
+		}
+	}
 	if p.SavePaymentMethod && ch.Status != domain.ChargeStatusFailed && pm.Customer == nil {
 		pmBefore := *pm
 		pm.Customer = pi.Customer

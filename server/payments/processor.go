@@ -65,6 +65,10 @@ type CardResult struct {
 	Outcome           card.Outcome
 	Decline           *domain.PaymentError
 	AuthorizationCode string
+	// SettlesLater, on a processing or pending outcome, asks the Service to settle the charge
+	// after its SimDelay: the sandbox's "wait for the webhook" of SPEC 7.1. A network processor
+	// leaves it false and reports the outcome itself.
+	SettlesLater bool
 }
 
 // AsyncRequest opens a PIX or boleto charge; Email is the buyer's (it picks the SPEC 8.5 rule in
@@ -96,7 +100,7 @@ func (Simulator) AuthorizeCard(_ context.Context, req CardRequest) (CardResult, 
 	} else {
 		r = SimulateSaved(req.SavedBehavior, req.Reuse)
 	}
-	out := CardResult{Outcome: r.Outcome}
+	out := CardResult{Outcome: r.Outcome, SettlesLater: r.Outcome == card.OutcomeProcessing || r.Outcome == card.OutcomePending}
 	if r.Decline != nil {
 		out.Decline = paymentError(r.Decline)
 		return out, nil
