@@ -318,7 +318,7 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 		return printJSON(env.Stdout, res)
 	}
 	if len(res.Pending) > 0 && *wait > 0 {
-		fmt.Fprintf(env.Stdout, "still queued for %s after %s: is troco serve running on %s?\n", strings.Join(res.Pending, ", "), *wait, *dbPath)
+		fmt.Fprintf(env.Stdout, "no answer yet from %s after %s (a slow endpoint, or is troco serve not running on %s?); see GET /v1/webhook-endpoints/{id}/deliveries\n", strings.Join(res.Pending, ", "), *wait, *dbPath)
 	}
 	return nil
 }

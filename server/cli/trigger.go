@@ -251,6 +251,13 @@ var paymentTriggers = map[string]triggerFunc{
 		_, err = core.DeleteCoupon(tx, a, c.ID)
 		return err
 	},
+	// organization.updated: a metadata stamp (troco_trigger = now) on the organization itself, the
+	// one change that touches neither its activation nor its settings.
+	"organization.updated": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
+		stamp := map[string]string{"troco_trigger": tx.Now.Format(time.RFC3339Nano)}
+		_, err := core.UpdateOrganization(tx, a, core.OrgCaller{}, a.OrgID, core.OrganizationParams{Metadata: domain.Opt[map[string]string]{Set: true, V: stamp}})
+		return err
+	},
 	"promotion_code.created": func(tx *db.Tx, a domain.Actor, _ *triggerKit) error {
 		_, err := triggerPromotionCode(tx, a)
 		return err
