@@ -346,9 +346,16 @@ func TestEndToEnd(t *testing.T) {
 		r = srv.do("GET", "/v1/customers", live.Token, nil)
 		is.Equal(r.status, 401) // refused at once by the running server
 		is.Equal(r.code(), "authentication_failed")
-		_, err = runCLI(t, getenv, append([]string{"key", "revoke", live.ID, "--json"}, db...)...)
+		out, err := runCLI(t, getenv, append([]string{"key", "revoke", live.ID, "--json"}, db...)...)
 		is.True(err != nil) // revoking twice is an error
 		is.True(strings.Contains(err.Error(), "revoked"))
+		var twice struct {
+			Error  struct{ Code string } `json:"error"`
+			Status int                   `json:"status"`
+		}
+		is.NoErr(json.Unmarshal([]byte(out), &twice)) // --json prints the error envelope on stdout
+		is.Equal(twice.Status, 409)
+		is.Equal(twice.Error.Code, "api_key_already_revoked")
 
 		_, err = runCLI(t, getenv, append([]string{"key", "create", "--org", "org_doesnotexist", "--env", "test"}, db...)...)
 		is.True(err != nil) // unknown organization

@@ -161,6 +161,16 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// explainJSON is explain for a command run with --json: a domain error is also printed on
+// stdout as the API's error envelope plus the HTTP status it would have
+// ({"error":{"type","code","param","message"},"status":409}), so scripts can parse it.
+func explainJSON(w io.Writer, asJSON bool, err error) error {
+	if e, ok := domain.AsError(err); ok && asJSON {
+		_ = printJSON(w, map[string]any{"error": e, "status": e.Status})
+	}
+	return explain(err)
+}
+
 // explain turns a domain error into a one-line CLI error.
 func explain(err error) error {
 	if e, ok := domain.AsError(err); ok {
@@ -195,7 +205,7 @@ func orgCreate(ctx context.Context, env Env, args []string) error {
 		return err
 	})
 	if err != nil {
-		return explain(err)
+		return explainJSON(env.Stdout, *asJSON, err)
 	}
 	if *asJSON {
 		return printJSON(env.Stdout, org)
@@ -290,7 +300,7 @@ func keyCreate(ctx context.Context, env Env, args []string) error {
 		return err
 	})
 	if err != nil {
-		return explain(err)
+		return explainJSON(env.Stdout, *asJSON, err)
 	}
 	if *asJSON {
 		return printJSON(env.Stdout, k)
@@ -330,7 +340,7 @@ func keyRevoke(ctx context.Context, env Env, args []string) error {
 		return err
 	})
 	if err != nil {
-		return explain(err)
+		return explainJSON(env.Stdout, *asJSON, err)
 	}
 	if *asJSON {
 		return printJSON(env.Stdout, k)

@@ -64,7 +64,7 @@ func orgSetStatus(ctx context.Context, env Env, args []string) error {
 		return nil
 	})
 	if err != nil {
-		return explain(err)
+		return explainJSON(env.Stdout, *asJSON, err)
 	}
 	if *asJSON {
 		if len(out) == 1 {
