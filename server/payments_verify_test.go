@@ -111,3 +111,36 @@ func TestFingerprintIsScopedToOrganization(t *testing.T) {
 	is.Equal(a1, a2) // same card, same organization: same fingerprint
 	is.True(a1 != b) // another organization cannot correlate the card
 }
+
+// TestVerifyLenientCardFields: exp_month and exp_year may be strings of digits, the year may have
+// two digits and the cvc may be a number, as card forms send them; anything else is a 400 naming
+// the card param, and unknown card fields are refused.
+func TestVerifyLenientCardFields(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, c := range []map[string]any{
+		{"number": "4242424242424242", "exp_month": "12", "exp_year": "2030", "cvc": "123"},
+		{"number": "4242424242424242", "exp_month": 12, "exp_year": 30, "cvc": 123},
+	} {
+		r := e.payConfirm(e.Test, e.payIntent(e.Test, 5000, nil).Str("id"), map[string]any{"card": c})
+		is.Equal(r.Status, 200)
+		is.Equal(r.Str("status"), "succeeded")
+		ch := e.Do("GET", "/v1/charges/"+r.Str("latest_charge"), e.Test, nil)
+		is.Equal(digNum(ch.Body, "payment_method_details.card.exp_year"), int64(2030))
+	}
+	for _, tc := range []struct {
+		card  map[string]any
+		param string
+	}{
+		{map[string]any{"number": "4242424242424242", "exp_month": "twelve", "exp_year": 2030, "cvc": "123"}, "card[exp_month]"},
+		{map[string]any{"number": "4242424242424242", "exp_month": 12, "exp_year": true, "cvc": "123"}, "card[exp_year]"},
+		{map[string]any{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030, "cvc": 1.5}, "card[cvc]"},
+		{map[string]any{"number": 4242424242424242, "exp_month": 12, "exp_year": 2030, "cvc": "123"}, "card[number]"},
+		{map[string]any{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030, "cvc": "123", "pin": "1"}, "card[pin]"},
+	} {
+		r := e.payConfirm(e.Test, e.payIntent(e.Test, 5000, nil).Str("id"), map[string]any{"card": tc.card})
+		is.Equal(r.Status, 400)
+		is.Equal(r.ErrCode(), "invalid_request")
+		is.Equal(r.ErrParam(), tc.param)
+	}
+}

@@ -1,12 +1,16 @@
 package payments
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +33,69 @@ type CardParams struct {
 }
 
 func (c CardParams) input() card.Input {
-	return card.Input{Number: c.Number, CVC: c.CVC, HolderName: strings.TrimSpace(c.HolderName), ExpMonth: c.ExpMonth, ExpYear: c.ExpYear}
+	year := c.ExpYear
+	if year >= 0 && year < 100 {
+		year += 2000 // a two-digit year, as Stripe accepts
+	}
+	return card.Input{Number: c.Number, CVC: c.CVC, HolderName: strings.TrimSpace(c.HolderName), ExpMonth: c.ExpMonth, ExpYear: year}
+}
+
+// UnmarshalJSON accepts what card forms send: exp_month and exp_year as numbers or strings of
+// digits ("12"), and cvc as a string or a number. Unknown fields and other types are the usual
+// 400 naming the param (card[exp_month]).
+func (c *CardParams) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Number     string     `json:"number"`
+		ExpMonth   lenientInt `json:"exp_month"`
+		ExpYear    lenientInt `json:"exp_year"`
+		CVC        lenientStr `json:"cvc"`
+		HolderName string     `json:"holder_name"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	*c = CardParams{Number: raw.Number, ExpMonth: int(raw.ExpMonth), ExpYear: int(raw.ExpYear), CVC: string(raw.CVC), HolderName: raw.HolderName}
+	return nil
+}
+
+// lenientInt is an integer sent as a JSON number or a string of digits.
+type lenientInt int
+
+func (n *lenientInt) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" {
+		return nil
+	}
+	if uq, err := strconv.Unquote(s); err == nil {
+		s = strings.TrimSpace(uq)
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: "value " + strconv.Quote(s), Type: reflect.TypeFor[int]()}
+	}
+	*n = lenientInt(v)
+	return nil
+}
+
+// lenientStr is a string sent as a JSON string or a JSON integer (a CVC typed as 123).
+type lenientStr string
+
+func (t *lenientStr) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" {
+		return nil
+	}
+	if uq, err := strconv.Unquote(s); err == nil && strings.HasPrefix(s, `"`) {
+		*t = lenientStr(uq)
+		return nil
+	}
+	if _, err := strconv.ParseUint(s, 10, 64); err != nil {
+		return &json.UnmarshalTypeError{Value: "value", Type: reflect.TypeFor[string]()}
+	}
+	*t = lenientStr(s)
+	return nil
 }
 
 // String redacts the card, like card.Input.
