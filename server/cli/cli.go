@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"troco/db"
-	"troco/server/clock"
 	"troco/server/core"
 	"troco/server/domain"
 )
@@ -151,8 +150,11 @@ func (f *flagSet) parse(args []string) ([]string, error) {
 const defaultDB = "./troco-data/troco.db"
 
 // openAdmin opens the database for an administration command.
+// openAdmin opens the database for an administration command on serve's clock (real time plus
+// the offset time travel recorded), so what it writes (a review's organization.updated, a key's
+// expiry check, revoked_at) is dated as serve dates everything else.
 func openAdmin(ctx context.Context, env Env, path string) (*db.DB, error) {
-	return db.Open(ctx, path, db.Options{Schema: env.Schema, Clock: clock.Real{}, Readers: 1})
+	return openTrigger(ctx, env, path)
 }
 
 func printJSON(w io.Writer, v any) error {
