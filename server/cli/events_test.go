@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -158,11 +159,14 @@ func waitFor(t *testing.T, cond func() bool) {
 	t.Fatal("condition not met within 10 s")
 }
 
-// TestTriggerEmitsThePaymentTypes runs every payment, checkout and coupon trigger and checks the
-// type asked for is among the events it wrote (in test mode, for the organization).
+// TestTriggerEmitsThePaymentTypes runs every payment, checkout, coupon, invoice and setup
+// trigger and checks the type asked for is among the events it wrote (in test mode, for the
+// organization).
 func TestTriggerEmitsThePaymentTypes(t *testing.T) {
 	path, org := cliDB(t)
-	for typ := range paymentTriggers {
+	all := maps.Clone(paymentTriggers)
+	maps.Copy(all, billingTriggers)
+	for typ := range all {
 		t.Run(typ, func(t *testing.T) {
 			is := is.New(t)
 			var js bytes.Buffer

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 type triggerKit struct {
 	pay      *payments.Service
 	checkout *checkout.Service
+	invoices *invoices.Service
 	base     string
 }
 
@@ -48,7 +50,7 @@ func newTriggerKit(dataDir, base string, simDelay time.Duration) (*triggerKit, e
 		}
 		return invoices.IntentSettled(tx, a, pi)
 	}
-	return &triggerKit{pay: pay, checkout: co, base: base}, nil
+	return &triggerKit{pay: pay, checkout: co, invoices: &invoices.Service{Payments: pay}, base: base}, nil
 }
 
 // openTrigger opens the database on serve's clock: real time plus the offset time travel
@@ -273,6 +275,164 @@ var paymentTriggers = map[string]triggerFunc{
 	},
 }
 
+// savedCard saves a SPEC 7.1 test card on a new customer through a setup intent (emitting
+// setup_intent.created, payment_method.attached and setup_intent.succeeded, or
+// setup_intent.setup_failed for a declining card).
+func (k *triggerKit) savedCard(tx *db.Tx, a domain.Actor, number string) (*domain.SetupIntent, error) {
+	c, err := triggerCustomer(tx, a)
+	if err != nil {
+		return nil, err
+	}
+	si, err := k.pay.CreateSetupIntent(tx, a, payments.SetupIntentParams{Customer: c.ID})
+	if err != nil {
+		return nil, err
+	}
+	card := &payments.CardParams{Number: number, ExpMonth: 12, ExpYear: tx.Now.Year() + 3, CVC: "123", HolderName: "Troco Trigger"}
+	if _, err := k.pay.ConfirmSetupIntent(tx, a, si.ID, payments.SetupConfirmParams{Card: card}); kept(err) != nil {
+		return nil, err
+	}
+	return k.pay.GetSetupIntent(tx, a.Scope, si.ID)
+}
+
+// invoice creates a draft send_invoice invoice of one R$ 19,90 line for a new customer, or, with
+// a customer, a charge_automatically one for that customer.
+func (k *triggerKit) invoice(tx *db.Tx, a domain.Actor, customer string) (*domain.Invoice, error) {
+	method, days := "send_invoice", 30
+	p := invoices.CreateParams{Lines: []invoices.LineParams{{Amount: ptr(int64(1990)), Description: ptr("Troco Trigger")}},
+		Metadata: map[string]string{"source": "troco trigger"}}
+	if customer == "" {
+		c, err := triggerCustomer(tx, a)
+		if err != nil {
+			return nil, err
+		}
+		customer = c.ID
+		p.DaysUntilDue = &days
+	} else {
+		method = "charge_automatically"
+	}
+	p.Customer, p.CollectionMethod = &customer, &method
+	return invoices.Create(tx, a, p)
+}
+
+func (k *triggerKit) openInvoice(tx *db.Tx, a domain.Actor) (*domain.Invoice, error) {
+	inv, err := k.invoice(tx, a, "")
+	if err != nil {
+		return nil, err
+	}
+	return invoices.Finalize(tx, a, inv.ID)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// billingTriggers are the triggers of saved cards, setup intents, invoices and subscriptions.
+var billingTriggers = map[string]triggerFunc{
+	"setup_intent.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.pay.CreateSetupIntent(tx, a, payments.SetupIntentParams{})
+		return err
+	},
+	"setup_intent.succeeded": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.savedCard(tx, a, "4242424242424242")
+		return err
+	},
+	"setup_intent.setup_failed": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.savedCard(tx, a, "4000000000000002")
+		return err
+	},
+	"setup_intent.canceled": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		si, err := k.pay.CreateSetupIntent(tx, a, payments.SetupIntentParams{})
+		if err != nil {
+			return err
+		}
+		_, err = k.pay.CancelSetupIntent(tx, a, si.ID, payments.SetupCancelParams{CancellationReason: ptr("requested_by_customer")})
+		return err
+	},
+	"payment_method.detached": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		si, err := k.savedCard(tx, a, "4242424242424242")
+		if err != nil {
+			return err
+		}
+		if si.PaymentMethod == nil {
+			return errors.New("the setup intent saved no card")
+		}
+		_, err = k.pay.DetachPaymentMethod(tx, a, *si.PaymentMethod)
+		return err
+	},
+	"invoice.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.invoice(tx, a, "")
+		return err
+	},
+	"invoice.updated": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		inv, err := k.invoice(tx, a, "")
+		if err != nil {
+			return err
+		}
+		_, err = invoices.Update(tx, a, inv.ID, invoices.UpdateParams{Description: text("updated by troco trigger")})
+		return err
+	},
+	"invoice.finalized": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.openInvoice(tx, a)
+		return err
+	},
+	"invoice.paid": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		inv, err := k.openInvoice(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = k.invoices.Pay(tx, a, inv.ID, invoices.PayParams{PaidOutOfBand: ptr(true)})
+		return err
+	},
+	"invoice.voided": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		inv, err := k.openInvoice(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = k.invoices.Void(tx, a, inv.ID)
+		return err
+	},
+	"invoice.marked_uncollectible": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		inv, err := k.openInvoice(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = invoices.MarkUncollectible(tx, a, inv.ID)
+		return err
+	},
+	// invoice.payment_failed: a card saved with 4000009000000623, which SPEC 7.1 approves once
+	// and declines on reuse, pays a charge_automatically invoice.
+	"invoice.payment_failed": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		si, err := k.savedCard(tx, a, "4000009000000623")
+		if err != nil {
+			return err
+		}
+		if si.Customer == nil || si.PaymentMethod == nil {
+			return errors.New("the setup intent saved no card")
+		}
+		inv, err := k.invoice(tx, a, *si.Customer)
+		if err != nil {
+			return err
+		}
+		_, err = k.invoices.Pay(tx, a, inv.ID, invoices.PayParams{PaymentMethod: si.PaymentMethod})
+		return kept(err)
+	},
+	"subscription.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		p, err := triggerProduct(tx, a)
+		if err != nil {
+			return err
+		}
+		pr, err := core.CreatePrice(tx, a, core.PriceParams{Product: p.ID, UnitAmount: ptr(int64(1990)), Recurring: &domain.Recurring{Interval: "month", IntervalCount: 1}})
+		if err != nil {
+			return err
+		}
+		cs, err := checkout.CreateSession(tx, a, k.base, checkout.SessionParams{LineItems: []checkout.LineItemParams{{Price: pr.ID, Quantity: ptr(int64(1))}},
+			Config: checkout.Config{PaymentMethodTypes: []string{domain.MethodCreditCard}}})
+		if err != nil {
+			return err
+		}
+		_, err = k.checkout.TestHelper(tx, a, cs.ID, checkout.HelperSucceed)
+		return err
+	},
+}
+
 func init() {
 	// The same operations emit several types: name each after the one it is for, and let the
 	// charge events share their payment intent's.
@@ -280,7 +440,9 @@ func init() {
 	paymentTriggers["charge.failed"] = paymentTriggers["payment_intent.payment_failed"]
 	paymentTriggers["charge.pending"] = paymentTriggers["payment_intent.pending"]
 	paymentTriggers["refund.created"] = paymentTriggers["charge.refunded"]
+	billingTriggers["payment_method.attached"] = billingTriggers["setup_intent.succeeded"]
 	maps.Copy(triggers, paymentTriggers)
+	maps.Copy(triggers, billingTriggers)
 }
 
 func triggerCoupon(tx *db.Tx, a domain.Actor) (*domain.Coupon, error) {
