@@ -67,3 +67,10 @@ func TestAdminCommandsUseTheSandboxClock(t *testing.T) {
 	err = Run(context.Background(), testCLIEnv(t, &out, "key", "create", "--org", org.ID, "--env", "test", "--expires-at", future, "--db", path))
 	is.True(err != nil) // already expired for serve: refused
 }
+
+// org create --json prints the organization as the API shows it: the default fee plan, not null.
+func TestOrgCreateShowsTheFeePlan(t *testing.T) {
+	is := is.New(t)
+	_, org := cliDB(t)
+	is.True(org.FeePlan != nil) // the default plan
+}

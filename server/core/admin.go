@@ -51,7 +51,7 @@ func CreateOrganization(tx *db.Tx, in OrganizationInput) (*domain.Organization, 
 	if err := tx.CreateOrganization(o, in.Platform); err != nil {
 		return nil, err
 	}
-	return o, nil
+	return organizationView(o), nil // the public shape (the default fee plan), as the API shows it
 }
 
 // APIKeyInput describes a key to create.
