@@ -457,6 +457,7 @@ func TestEndToEndEnvironmentAndPlainHTTP(t *testing.T) {
 			is.NoErr(json.NewDecoder(res.Body).Decode(&body)) // JSON error envelope
 			is.Equal(body.Error.Code, "https_required")
 			is.Equal(body.Error.Type, "invalid_request_error")
+			is.True(strings.HasPrefix(res.Header.Get("Request-Id"), "req_")) // every response carries a Request-Id
 		})
 	}
 	t.Run("pages redirect to HTTPS", func(t *testing.T) {

@@ -253,8 +253,10 @@ func (c *serveConfig) tlsConfig(now time.Time) (*tls.Config, string, *autocert.M
 // everything else is redirected to HTTPS.
 func httpsRequired(baseURL string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Request-Id", domain.NewID(domain.PrefixRequest)) // every response carries one (CONTRACT 2)
 		if strings.HasPrefix(r.URL.Path, "/v1") || strings.HasPrefix(r.URL.Path, "/api") {
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprintf(w, `{"error":{"type":"invalid_request_error","code":"%s","message":"All requests must use HTTPS: %s"}}`+"\n", domain.CodeHTTPSRequired, baseURL)
 			return
