@@ -10,18 +10,33 @@ import (
 
 const orgCols = `id, name, document, document_type, email, phone, address, activation_status, disabled_reason,
 requirements_missing, payout_account, fee_plan, timezone, max_installments, platform_id, split_rules,
-connected_platform_id, activation_attempts, metadata, created_at, updated_at`
+connected_platform_id, activation_attempts, metadata, created_at, updated_at, ` + orgBrandingCol
+
+// orgBrandingCol reads the hosted checkout defaults (organization_branding) with the organization.
+const orgBrandingCol = `(SELECT b.data FROM organization_branding b WHERE b.org_id = organizations.id)`
 
 func scanOrg(s scanner) (*domain.Organization, error) {
 	var o domain.Organization
-	var address, payout, feePlan, split *string
+	var address, payout, feePlan, split, branding *string
 	var missing, metadata string
 	var created, updated int64
 	err := s.Scan(&o.ID, &o.Name, &o.Document, &o.DocumentType, &o.Email, &o.Phone, &address, &o.ActivationStatus,
 		&o.Requirements.DisabledReason, &missing, &payout, &feePlan, &o.DashboardSettings.Timezone, &o.MaxInstallments,
-		&o.Platform, &split, &o.ConnectedPlatform, &o.ActivationAttempts, &metadata, &created, &updated)
+		&o.Platform, &split, &o.ConnectedPlatform, &o.ActivationAttempts, &metadata, &created, &updated, &branding)
 	if err != nil {
 		return nil, err
+	}
+	if branding != nil {
+		var v struct {
+			domain.Branding
+			Template *string `json:"template"`
+		}
+		if json.Unmarshal([]byte(*branding), &v) == nil {
+			o.CheckoutSettings = domain.CheckoutSettings{Branding: v.Branding, Template: v.Template}
+			if v.Template != nil && *v.Template == "" {
+				o.CheckoutSettings.Template = nil
+			}
+		}
 	}
 	o.Object = "organization"
 	o.Address = parseAddress(address)
@@ -151,7 +166,7 @@ func splitScopes(s string) []string {
 // orgColsTest is orgCols with the sandbox activation state in place of the live one.
 const orgColsTest = `id, name, document, document_type, email, phone, address, test_activation_status, test_disabled_reason,
 test_requirements_missing, test_payout_account, fee_plan, timezone, max_installments, platform_id, split_rules,
-connected_platform_id, test_activation_attempts, metadata, created_at, updated_at`
+connected_platform_id, test_activation_attempts, metadata, created_at, updated_at, ` + orgBrandingCol
 
 func orgColsFor(livemode bool) string {
 	if livemode {

@@ -319,3 +319,48 @@ func TestHostedCheckoutStatesAndLinks(t *testing.T) {
 	is.Equal(e.Do("POST", "/v1/payment-links", e.Test, map[string]any{"line_items": []any{map[string]any{"price": "price_nope"}}}).Status, 404)
 	is.Equal(e.Do("POST", "/v1/payment-links", e.Test, map[string]any{"line_items": []any{map[string]any{"price": price}}, "success_url": "ftp://x"}).ErrParam(), "success_url")
 }
+
+// The organization's checkout_settings are the hosted page's defaults; a session's branding
+// override is merged over them field by field, and a null session template means the
+// organization's.
+func TestHostedCheckoutOrganizationBranding(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	u := e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"checkout_settings": map[string]any{
+		"branding": map[string]any{"display_name": "Loja Acme", "primary_color": "#123456", "logo_url": "https://cdn.example/acme.png"},
+		"template": "booking",
+	}})
+	is.Equal(u.Status, 200)
+	is.Equal(digStr(u.Body, "checkout_settings.branding.display_name"), "Loja Acme")
+	is.Equal(digStr(u.Body, "checkout_settings.template"), "booking")
+	is.Equal(dig(u.Body, "checkout_settings.branding.background_color"), nil) // absent fields stay null
+	ev := e.Do("GET", "/v1/events?type=organization.updated", e.Test, nil).Data()
+	is.True(len(ev) > 0)
+	is.True(dig(ev[0], "data.previous_attributes.checkout_settings") != nil) // organization.updated says what changed
+
+	b := e.newBrowser(t)
+	plain := b.get(e.coSimple(e.Test, nil).Str("url"))
+	is.True(strings.Contains(plain.Body, "Loja Acme"))                          // the organization's display name
+	is.True(strings.Contains(plain.Body, "--brand:#123456"))                    // and colour
+	is.True(strings.Contains(plain.Body, `src="https://cdn.example/acme.png"`)) // and logo
+	is.True(strings.Contains(plain.Body, "Sua reserva"))                        // and template
+
+	over := b.get(e.coSimple(e.Test, map[string]any{"template": "minimal", "branding": map[string]any{"primary_color": "#FFD000"}}).Str("url"))
+	is.True(strings.Contains(over.Body, "--brand:#FFD000")) // the session's colour wins
+	is.True(strings.Contains(over.Body, "Loja Acme"))       // its null display name inherits
+	is.True(!strings.Contains(over.Body, "Sua reserva"))    // its template wins
+
+	// Updates merge field by field; null clears one field; bad values name the param.
+	u = e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"checkout_settings": map[string]any{"branding": map[string]any{"logo_url": nil}}})
+	is.Equal(u.Status, 200)
+	is.Equal(dig(u.Body, "checkout_settings.branding.logo_url"), nil)
+	is.Equal(digStr(u.Body, "checkout_settings.branding.display_name"), "Loja Acme")
+	is.Equal(digStr(e.Do("GET", "/v1/organizations/"+e.Org.ID, e.Test, nil).Body, "checkout_settings.branding.primary_color"), "#123456")
+	bad := e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"checkout_settings": map[string]any{"branding": map[string]any{"primary_color": "blue"}}})
+	is.Equal(bad.Status, 400)
+	is.Equal(bad.ErrParam(), "checkout_settings[branding][primary_color]")
+	bad = e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"checkout_settings": map[string]any{"template": "fancy"}})
+	is.Equal(bad.ErrParam(), "checkout_settings[template]")
+	bad = e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"checkout_settings": map[string]any{"colour": "x"}})
+	is.Equal(bad.Status, 400)
+}

@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -15,12 +14,11 @@ import (
 
 // Limits of a session's body (troco's choices where SPEC 8 is silent; Stripe's figures).
 const (
-	MaxLineItems   = 100
-	MaxQuantity    = 10000
-	maxURLLen      = 2048
-	maxNameLen     = 256
-	maxPhoneLen    = 32
-	maxDisplayName = 100
+	MaxLineItems = 100
+	MaxQuantity  = 10000
+	maxURLLen    = 2048
+	maxNameLen   = 256
+	maxPhoneLen  = 32
 	// DefaultBoletoDays is the boleto due date, in days after confirmation (SPEC 8).
 	DefaultBoletoDays = 3
 	maxBoletoDays     = 60
@@ -65,41 +63,9 @@ type SessionParams struct {
 	Metadata         map[string]string `json:"metadata"`
 }
 
-var hexColor = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
-
 // validateBranding checks a branding override; its null fields stay null.
 func validateBranding(param string, b *domain.Branding) error {
-	if b == nil {
-		return nil
-	}
-	if v := b.DisplayName; v != nil {
-		if strings.TrimSpace(*v) == "" {
-			return domain.Invalid(param+"[display_name]", "branding[display_name] cannot be empty; send null to inherit the organization's name.")
-		}
-		if err := domain.ValidateText(param+"[display_name]", *v, maxDisplayName); err != nil {
-			return err
-		}
-	}
-	if v := b.LogoURL; v != nil {
-		if err := domain.ValidateURL(param+"[logo_url]", *v, maxURLLen); err != nil {
-			return err
-		}
-		if !strings.HasPrefix(*v, "https://") {
-			return domain.Invalid(param+"[logo_url]", "branding[logo_url] must be an https:// URL (the hosted page is served over HTTPS).")
-		}
-	}
-	for _, c := range []struct {
-		name string
-		v    *string
-	}{{"primary_color", b.PrimaryColor}, {"background_color", b.BackgroundColor}} {
-		if c.v != nil && !hexColor.MatchString(*c.v) {
-			return domain.Invalid(param+"["+c.name+"]", "branding[%s] must be a hex colour such as #0A7C55.", c.name)
-		}
-	}
-	if v := b.BorderStyle; v != nil && !slices.Contains(domain.BorderStyles, *v) {
-		return domain.Invalid(param+"[border_style]", "branding[border_style] must be rounded, rectangular or pill.")
-	}
-	return nil
+	return domain.ValidateBranding(param, b)
 }
 
 // normalize validates a Config and fills its defaults into cs (everything but

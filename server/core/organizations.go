@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // dashboard_settings.timezone is validated against the IANA database on any host
@@ -140,7 +141,73 @@ type OrganizationParams struct {
 	FeePlan           domain.Opt[json.RawMessage]   `json:"fee_plan"`
 	DashboardSettings *DashboardSettingsParams      `json:"dashboard_settings"`
 	MaxInstallments   domain.Opt[int]               `json:"max_installments"`
+	CheckoutSettings  *CheckoutSettingsParams       `json:"checkout_settings"`
 	Metadata          domain.Opt[map[string]string] `json:"metadata"`
+}
+
+// CheckoutSettingsParams are the writable defaults of the organization's hosted checkout pages.
+// In branding an absent field keeps its value and null clears it (the page then uses troco's
+// look); template null means troco's default (minimal).
+type CheckoutSettingsParams struct {
+	Branding *BrandingParams    `json:"branding"`
+	Template domain.Opt[string] `json:"template"`
+}
+
+// BrandingParams are the fields of a branding object in an update.
+type BrandingParams struct {
+	DisplayName     domain.Opt[string] `json:"display_name"`
+	LogoURL         domain.Opt[string] `json:"logo_url"`
+	PrimaryColor    domain.Opt[string] `json:"primary_color"`
+	BackgroundColor domain.Opt[string] `json:"background_color"`
+	BorderStyle     domain.Opt[string] `json:"border_style"`
+}
+
+// applyCheckoutSettings validates p and applies it to o's checkout settings.
+func applyCheckoutSettings(o *domain.Organization, p *CheckoutSettingsParams) error {
+	if p == nil {
+		return nil
+	}
+	if b := p.Branding; b != nil {
+		nb := o.CheckoutSettings.Branding
+		for _, f := range []struct {
+			in  domain.Opt[string]
+			dst **string
+		}{{b.DisplayName, &nb.DisplayName}, {b.LogoURL, &nb.LogoURL}, {b.PrimaryColor, &nb.PrimaryColor},
+			{b.BackgroundColor, &nb.BackgroundColor}, {b.BorderStyle, &nb.BorderStyle}} {
+			if f.in.Set {
+				*f.dst = nil
+				if !f.in.Null {
+					*f.dst = strPtr(f.in.V)
+				}
+			}
+		}
+		if err := domain.ValidateBranding("checkout_settings[branding]", &nb); err != nil {
+			return err
+		}
+		o.CheckoutSettings.Branding = nb
+	}
+	if p.Template.Set {
+		o.CheckoutSettings.Template = nil
+		if !p.Template.Null {
+			if !slices.Contains(domain.CheckoutTemplates, p.Template.V) {
+				return domain.Invalid("checkout_settings[template]", "checkout_settings[template] must be minimal, booking or null.")
+			}
+			o.CheckoutSettings.Template = strPtr(p.Template.V)
+		}
+	}
+	return nil
+}
+
+// saveCheckoutSettings stores o's checkout settings when the request changed them.
+func saveCheckoutSettings(tx *db.Tx, o *domain.Organization, p *CheckoutSettingsParams) error {
+	if p == nil {
+		return nil
+	}
+	template := ""
+	if o.CheckoutSettings.Template != nil {
+		template = *o.CheckoutSettings.Template
+	}
+	return tx.SetOrganizationBranding(o.ID, o.CheckoutSettings.Branding, template)
 }
 
 // DashboardSettingsParams are the writable display preferences.
@@ -305,6 +372,9 @@ func (p *OrganizationParams) apply(o *domain.Organization, create bool) error {
 		}
 		o.MaxInstallments = p.MaxInstallments.V
 	}
+	if err := applyCheckoutSettings(o, p.CheckoutSettings); err != nil {
+		return err
+	}
 	if p.Metadata.Set {
 		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
 			return err
@@ -348,6 +418,9 @@ func CreateConnectedOrganization(tx *db.Tx, a domain.Actor, c OrgCaller, p Organ
 	if err := tx.CreateOrganization(o, false); err != nil {
 		return nil, err
 	}
+	if err := saveCheckoutSettings(tx, o, p.CheckoutSettings); err != nil {
+		return nil, err
+	}
 	created, err := tx.FindOrganizationInMode(o.ID, a.Livemode)
 	if err != nil {
 		return nil, err
@@ -388,6 +461,9 @@ func UpdateOrganization(tx *db.Tx, a domain.Actor, c OrgCaller, id string, p Org
 		}
 	}
 	if err := tx.UpdateOrganization(o); err != nil {
+		return nil, err
+	}
+	if err := saveCheckoutSettings(tx, o, p.CheckoutSettings); err != nil {
 		return nil, err
 	}
 	after, err := tx.FindOrganizationInMode(o.ID, a.Livemode)

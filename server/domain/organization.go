@@ -24,6 +24,7 @@ type Organization struct {
 	PayoutAccount     any               `json:"payout_account"`
 	FeePlan           any               `json:"fee_plan"`
 	DashboardSettings DashboardSettings `json:"dashboard_settings"`
+	CheckoutSettings  CheckoutSettings  `json:"checkout_settings"`
 	MaxInstallments   int               `json:"max_installments"`
 	Platform          *string           `json:"platform"`
 	ConnectedPlatform *string           `json:"connected_platform"`
