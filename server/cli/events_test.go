@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/matryer/is"
 
 	"troco/db"
+	"troco/server"
 	"troco/server/clock"
 	"troco/server/core"
 	"troco/server/domain"
@@ -183,4 +185,26 @@ func TestTriggerEmitsThePaymentTypes(t *testing.T) {
 			is.True(found) // the type asked for was emitted
 		})
 	}
+}
+
+// TestTriggerUsesServesClock: after sandbox time travel, triggered objects and their events are
+// dated on serve's clock (real time plus the recorded offset), like the API's.
+func TestTriggerUsesServesClock(t *testing.T) {
+	is := is.New(t)
+	path, _ := cliDB(t)
+	schema, _ := os.ReadFile(filepath.Join("..", "..", "schema.sql"))
+	store, err := db.Open(context.Background(), path, db.Options{Schema: string(schema), Clock: clock.Real{}})
+	is.NoErr(err)
+	is.NoErr(store.Write(context.Background(), func(tx *db.Tx) error {
+		return tx.PutSetting(server.ClockOffsetSetting, strconv.Itoa(3*24*3600))
+	}))
+	store.Close()
+
+	var js bytes.Buffer
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &js, "trigger", "checkout.session.created", "--db", path, "--wait", "0", "--json")))
+	var res triggerResult
+	is.NoErr(json.Unmarshal(js.Bytes(), &res))
+	is.True(len(res.Events) > 0)
+	ahead := res.Events[0].CreatedAt.Sub(time.Now())
+	is.True(ahead > 71*time.Hour && ahead < 73*time.Hour) // three days ahead, as serve dates it
 }
