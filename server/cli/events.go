@@ -39,7 +39,7 @@ func eventsTail(ctx context.Context, env Env, args []string) error {
 		return errors.New("--env must be test or live")
 	}
 	if *typ != "" && !domain.ValidEventPattern(*typ) {
-		return fmt.Errorf("--type: unknown event type %q (see troco trigger --help for the list)", *typ)
+		return fmt.Errorf("--type: unknown event type %q: use a type of the Event types table of docs/API.md, or a prefix wildcard such as customer.*", *typ)
 	}
 	if *interval <= 0 {
 		return errors.New("--interval must be positive")
