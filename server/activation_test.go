@@ -168,6 +168,8 @@ func TestOrganizationsAPI(t *testing.T) {
 		is.Equal(l.Status, 200)
 		is.Equal(len(l.Data()), 1)
 		is.Equal(e.Do("GET", "/v1/events", p.Test, nil).Status, 200)
+		is.Equal(e.Do("GET", "/v1/events", p.Test, nil, "Organization", p.Org.ID).Status, 200) // naming itself
+		is.Equal(e.Do("GET", "/v1/events", p.Test, nil, "Organization", conn).Status, 403)     // a connected organization not yet active is not routed
 		r = e.Do("GET", "/v1/organizations", p.Test, nil, "Organization", e.Org.ID)
 		is.Equal(r.Status, 403) // another organization in the header
 		is.Equal(r.ErrCode(), "permission_denied")

@@ -80,6 +80,11 @@ func (s *Server) authenticate(r *http.Request, need string) (*authInfo, error) {
 		if key.Platform() && (orgHeader == "" || orgHeader == platform.ID || ownHeader && target.ActivationStatus != domain.ActivationActive) {
 			need = domain.ScopePlatformAdmin
 		}
+	} else if scope, ok := strings.CutPrefix(need, needPlatformOwnPrefix); ok {
+		need = scope
+		if key.Platform() && (orgHeader == "" || orgHeader == platform.ID) {
+			need = domain.ScopePlatformAdmin
+		}
 	}
 	info := &authInfo{Key: key, Actor: domain.Actor{Scope: domain.Scope{OrgID: key.Organization, Livemode: key.Livemode}, KeyID: key.ID, RequestID: requestID(r.Context())}}
 	switch {

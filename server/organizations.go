@@ -17,6 +17,15 @@ const needPlatformOrPrefix = "platform_or:"
 // with the header acts on that connected organization.
 func platformOr(scope string) string { return needPlatformOrPrefix + scope }
 
+// needPlatformOwnPrefix marks a route need (see platformOwn).
+const needPlatformOwnPrefix = "platform_own:"
+
+// platformOwn is the need of an organization endpoint a platform also calls for its own
+// organization (events, webhook endpoints, the sandbox clock): a platform key without the
+// Organization header (or naming the platform itself) acts on the platform's organization;
+// with another header it is routed as usual.
+func platformOwn(scope string) string { return needPlatformOwnPrefix + scope }
+
 // orgCaller says in which capacity the request's key calls the organizations API.
 func orgCaller(r *http.Request) core.OrgCaller {
 	info := authFrom(r.Context())

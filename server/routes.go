@@ -68,17 +68,17 @@ func (s *Server) routes() http.Handler {
 	// A platform key without the Organization header reads the events of its own organization
 	// (where the organization.updated copies of its connected organizations land) and manages its
 	// webhook endpoints.
-	v1("GET", "/v1/events", platformOr(read), s.handleEventList())
-	v1("GET", "/v1/events/:id", platformOr(read), s.handleEventGet())
-	v1("POST", "/v1/events/:id/redeliver", platformOr(write), s.handleEventRedeliver())
+	v1("GET", "/v1/events", platformOwn(read), s.handleEventList())
+	v1("GET", "/v1/events/:id", platformOwn(read), s.handleEventGet())
+	v1("POST", "/v1/events/:id/redeliver", platformOwn(write), s.handleEventRedeliver())
 
-	v1("GET", "/v1/webhook-endpoints", platformOr(read), s.handleWebhookEndpointList())
-	v1("POST", "/v1/webhook-endpoints", platformOr(write), s.handleWebhookEndpointCreate())
-	v1("GET", "/v1/webhook-endpoints/:id", platformOr(read), s.handleWebhookEndpointGet())
-	v1("POST", "/v1/webhook-endpoints/:id", platformOr(write), s.handleWebhookEndpointUpdate())
-	v1("DELETE", "/v1/webhook-endpoints/:id", platformOr(write), s.handleWebhookEndpointDelete())
-	v1("POST", "/v1/webhook-endpoints/:id/rotate-secret", platformOr(write), s.handleWebhookEndpointRotateSecret())
-	v1("GET", "/v1/webhook-endpoints/:id/deliveries", platformOr(read), s.handleWebhookDeliveryList())
+	v1("GET", "/v1/webhook-endpoints", platformOwn(read), s.handleWebhookEndpointList())
+	v1("POST", "/v1/webhook-endpoints", platformOwn(write), s.handleWebhookEndpointCreate())
+	v1("GET", "/v1/webhook-endpoints/:id", platformOwn(read), s.handleWebhookEndpointGet())
+	v1("POST", "/v1/webhook-endpoints/:id", platformOwn(write), s.handleWebhookEndpointUpdate())
+	v1("DELETE", "/v1/webhook-endpoints/:id", platformOwn(write), s.handleWebhookEndpointDelete())
+	v1("POST", "/v1/webhook-endpoints/:id/rotate-secret", platformOwn(write), s.handleWebhookEndpointRotateSecret())
+	v1("GET", "/v1/webhook-endpoints/:id/deliveries", platformOwn(read), s.handleWebhookDeliveryList())
 
 	v1("GET", "/v1/checkout-sessions", read, s.handleCheckoutSessionList())
 	v1("POST", "/v1/checkout-sessions", write, s.handleCheckoutSessionCreate())
@@ -167,7 +167,7 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
 	// The clock is the server's, not an organization's: a platform test key may move it too.
-	v1("POST", "/v1/test-helpers/advance-clock", platformOr(write), s.handleAdvanceClock())
+	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())
 
 	return s.observe(r)
 }
