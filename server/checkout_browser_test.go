@@ -18,8 +18,9 @@ import (
 
 // Browser tests of the hosted checkout: a real headless Chromium pays by card, by PIX with the
 // yellow bar's "simulate payment" and by boleto. They skip without a Chromium binary
-// ($CHROME_PATH or /usr/bin/chromium); CI installs one. With TROCO_SCREENSHOTS=1 they also
-// save every screen at desktop (1280) and phone (390) widths under docs/screenshots/.
+// ($CHROME_PATH or /usr/bin/chromium); CI installs one. They also save every screen at desktop
+// (1280) and phone (390) widths under docs/screenshots/ (TROCO_SCREENSHOTS=0 turns that off; a
+// read-only checkout only logs that the files could not be written).
 
 // chromePath returns the Chromium binary, or skips the test.
 func chromePath(t *testing.T) string {
@@ -120,15 +121,16 @@ func (c *chrome) has(id string) bool {
 	return v
 }
 
-// shoot saves the current page at desktop and phone widths when TROCO_SCREENSHOTS=1.
+// shoot saves the current page at desktop and phone widths (unless TROCO_SCREENSHOTS=0).
 func (c *chrome) shoot(name string) {
 	c.t.Helper()
-	if os.Getenv("TROCO_SCREENSHOTS") != "1" {
+	if os.Getenv("TROCO_SCREENSHOTS") == "0" {
 		return
 	}
 	dir := filepath.Join("..", "docs", "screenshots")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		c.t.Fatal(err)
+		c.t.Logf("screenshots not saved: %v", err)
+		return
 	}
 	for _, v := range []struct {
 		suffix        string
@@ -147,7 +149,7 @@ func (c *chrome) shoot(name string) {
 			c.t.Fatalf("screenshot %s: %v", name, err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "checkout-"+name+"-"+v.suffix+".png"), png, 0o644); err != nil {
-			c.t.Fatal(err)
+			c.t.Logf("screenshot %s not saved: %v", name, err)
 		}
 	}
 	c.do("restore viewport", chromedp.EmulateViewport(1280, 900))
