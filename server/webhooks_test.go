@@ -313,6 +313,13 @@ func TestWebhookEndpointValidation(t *testing.T) {
 		is.Equal(u.Status, 400)
 		is.Equal(u.ErrParam(), "enabled_events")
 	})
+	t.Run("live https on a name that does not resolve", func(t *testing.T) {
+		// Accepted (no DNS, or not published yet); every delivery's connection is checked.
+		is := is.New(t)
+		r := e.Do("POST", "/v1/webhook-endpoints", e.Live, map[string]any{"url": "https://hooks.troco-unresolved.invalid/h", "enabled_events": ok})
+		is.Equal(r.Status, 200)
+		is.Equal(r.Body["livemode"], true)
+	})
 	t.Run("events filter", func(t *testing.T) {
 		is := is.New(t)
 		r := e.Do("GET", "/v1/events?type=customer.exploded", e.Test, nil)

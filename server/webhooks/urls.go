@@ -78,8 +78,9 @@ type Resolver interface {
 }
 
 // CheckURL is ValidateURL plus, for live endpoints without allowPrivate, a DNS lookup: a name that
-// does not resolve, or that resolves to any blocked address, is refused. The same rule is enforced
-// again on every connection by the dispatcher (DNS may change after creation).
+// resolves to any blocked address is refused. A name that does not resolve (not yet published, or
+// no DNS where troco runs) is accepted: the dispatcher enforces the same rule on every connection,
+// so its deliveries fail until it resolves to public addresses (DNS may change after creation).
 func CheckURL(ctx context.Context, raw string, livemode, allowPrivate bool, r Resolver) error {
 	u, err := ValidateURL(raw, livemode, allowPrivate)
 	if err != nil || !livemode || allowPrivate {
@@ -95,8 +96,8 @@ func CheckURL(ctx context.Context, raw string, livemode, allowPrivate bool, r Re
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	addrs, err := r.LookupNetIP(ctx, "ip", host)
-	if err != nil || len(addrs) == 0 {
-		return domain.Invalid("url", "The host of url (%s) could not be resolved; live endpoints must resolve to a public address.", host)
+	if err != nil {
+		return nil // checked again when dialled
 	}
 	for _, a := range addrs {
 		if Blocked(a) {

@@ -139,9 +139,9 @@ func TestCheckURLResolvesLiveHosts(t *testing.T) {
 	is.NoErr(CheckURL(ctx, "https://public.example/h", true, false, r))
 	is.True(CheckURL(ctx, "https://internal.example/h", true, false, r) != nil) // any private answer refuses
 	is.True(CheckURL(ctx, "https://meta.example/h", true, false, r) != nil)
-	is.True(CheckURL(ctx, "https://nowhere.example/h", true, false, r) != nil) // must resolve in live
-	is.NoErr(CheckURL(ctx, "https://nowhere.example/h", false, false, r))      // test mode does not resolve
-	is.NoErr(CheckURL(ctx, "https://internal.example/h", true, true, r))       // allowed private
+	is.NoErr(CheckURL(ctx, "https://nowhere.example/h", true, false, r))  // unresolved: checked when dialled
+	is.NoErr(CheckURL(ctx, "https://nowhere.example/h", false, false, r)) // test mode does not resolve
+	is.NoErr(CheckURL(ctx, "https://internal.example/h", true, true, r))  // allowed private
 }
 
 func TestBlocked(t *testing.T) {
