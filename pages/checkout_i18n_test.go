@@ -42,3 +42,11 @@ func TestEveryMessageHasBothLanguages(t *testing.T) {
 		}
 	}
 }
+
+func TestDocumentHint(t *testing.T) {
+	is := is.New(t)
+	c := &Checkout{Lang: PtBR, Methods: []string{"credit_card", "boleto"}, Total: 5000}
+	is.Equal(c.DocumentHint(), "Obrigatório para pagar com boleto.")
+	c.Total = 0 // nothing to pay: no boleto to require the document for
+	is.Equal(c.DocumentHint(), PtBR.T("document_hint"))
+}

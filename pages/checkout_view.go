@@ -385,7 +385,7 @@ func langSwitchURL(c *Checkout) string {
 
 // DocumentHint is the line under the CPF/CNPJ field (a boleto always needs the document).
 func (c *Checkout) DocumentHint() string {
-	if !c.RequireDocument && c.Offers("boleto") {
+	if !c.RequireDocument && c.Offers("boleto") && !c.Free() {
 		return c.Lang.T("document_hint_boleto")
 	}
 	return c.Lang.T("document_hint")
