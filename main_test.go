@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -407,6 +408,85 @@ func TestEndToEndSandboxKeyInMemory(t *testing.T) {
 	r = srv.do("POST", "/v1/test-helpers/advance-clock", sandbox, map[string]any{"seconds": 60})
 	is.Equal(r.status, 200) // --allow-time-travel reaches the server
 	is.NoErr(srv.stop())
+}
+
+// TestEndToEndStrayWhitespaceInKey: a key header with stray whitespace around the token is 401
+// over HTTP/1.1 too (where Go trims header values before a handler sees them), and the same
+// server still speaks HTTP/2 and answers plain HTTP on the HTTPS port with 400.
+func TestEndToEndStrayWhitespaceInKey(t *testing.T) {
+	sandbox := domain.NewToken(false)
+	addr := freeAddr(t)
+	srv := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", ":memory:", "--data-dir", t.TempDir(), "--sandbox-key", sandbox)
+	h1 := srv.client // HTTP/1.1: a custom TLS config without ForceAttemptHTTP2
+	h2 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: h1.Transport.(*http.Transport).TLSClientConfig, ForceAttemptHTTP2: true}}
+	// Go's HTTP/1.1 client trims header values, so HTTP/1.1 requests are written by hand on one
+	// kept-alive TLS connection.
+	conn, err := tls.Dial("tcp", addr, h1.Transport.(*http.Transport).TLSClientConfig.Clone())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	send := func(t *testing.T, c *http.Client, header, value string) (int, string, string) {
+		t.Helper()
+		var res *http.Response
+		if c == h1 {
+			fmt.Fprintf(conn, "GET /v1/customers HTTP/1.1\r\nHost: localhost\r\n%s: %s\r\n\r\n", header, value)
+			if res, err = http.ReadResponse(br, nil); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			req, _ := http.NewRequest("GET", "https://"+addr+"/v1/customers", nil)
+			req.Header[header] = []string{value}
+			if res, err = c.Do(req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer res.Body.Close()
+		var body struct{ Error struct{ Code string } }
+		raw, _ := io.ReadAll(res.Body)
+		_ = json.Unmarshal(raw, &body)
+		return res.StatusCode, body.Error.Code, res.Proto
+	}
+	cases := []struct {
+		header, value string
+		status        int
+	}{
+		{"Authorization", "Bearer " + sandbox, 200},
+		{"X-Service-Api-Key", sandbox, 200},
+		{"Authorization", "Bearer " + sandbox + " ", 401},
+		{"Authorization", "Bearer " + sandbox + "\t", 401},
+		{"X-Service-Api-Key", sandbox + " ", 401},
+		{"X-Service-Api-Key", "  " + sandbox, 401},
+		{"X-Service-Api-Key", "\t" + sandbox, 401},
+		{"Authorization", "Bearer " + sandbox, 200}, // the same connection, clean again
+	}
+	for _, proto := range []struct {
+		name   string
+		client *http.Client
+	}{{"HTTP/1.1", h1}, {"HTTP/2.0", h2}} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s %s %q", proto.name, c.header, strings.ReplaceAll(c.value, sandbox, "KEY")), func(t *testing.T) {
+				is := is.New(t)
+				status, code, got := send(t, proto.client, c.header, c.value)
+				is.Equal(got, proto.name) // the protocol under test
+				is.Equal(status, c.status)
+				if c.status == 401 {
+					is.Equal(code, "authentication_failed")
+				}
+			})
+		}
+	}
+	t.Run("plain HTTP on the HTTPS port", func(t *testing.T) {
+		is := is.New(t)
+		res, err := http.Get("http://" + addr + "/v1/customers")
+		is.NoErr(err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		is.Equal(res.StatusCode, 400) // Go's answer to HTTP on a TLS port
+		is.True(strings.Contains(string(b), "HTTPS server"))
+	})
+	is.New(t).NoErr(srv.stop())
 }
 
 // TestEndToEndEnvironmentAndPlainHTTP covers TROCO_<FLAG> variables and the --http-addr listener.

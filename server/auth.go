@@ -146,7 +146,14 @@ func bearerToken(r *http.Request) (string, error) {
 		}
 		token = alt[0]
 	}
-	if token == "" || strings.ContainsAny(token, " \t\r\n") {
+	var a, x string
+	if len(authz) == 1 {
+		a = authz[0]
+	}
+	if len(alt) == 1 {
+		x = alt[0]
+	}
+	if token == "" || strings.ContainsAny(token, " \t\r\n") || strayKeyWhitespace(r, a, x) {
 		return "", domain.Unauthenticated("Invalid API key: the key contains whitespace or is empty.")
 	}
 	return token, nil

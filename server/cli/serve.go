@@ -195,7 +195,8 @@ func serve(ctx context.Context, env Env, args []string) error {
 	defer dispatcher.Stop() // waits for the deliveries in flight; runs before the store closes
 
 	errc := make(chan error, 2)
-	go func() { errc <- httpsServer.Serve(tls.NewListener(ln, tlsConfig)) }()
+	server.PrepareHTTPS(httpsServer)
+	go func() { errc <- httpsServer.Serve(server.TLSListener(ln, tlsConfig)) }()
 	if plain != nil {
 		go func() { errc <- plain.Serve(plainLn) }()
 	}
