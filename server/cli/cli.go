@@ -248,7 +248,7 @@ func platformConfigure(ctx context.Context, env Env, args []string) error {
 	err = d.Write(ctx, func(tx *db.Tx) error {
 		if err := tx.ConfigureSplitRules(pos[0], string(compact)); err != nil {
 			if errors.Is(err, db.ErrNotFound) {
-				return fmt.Errorf("no such platform: %s", pos[0])
+				return domain.NotFound("platform", "platform", pos[0])
 			}
 			return err
 		}
@@ -256,7 +256,7 @@ func platformConfigure(ctx context.Context, env Env, args []string) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return explainJSON(env.Stdout, *asJSON, err)
 	}
 	if *asJSON {
 		return printJSON(env.Stdout, map[string]any{"platform": pos[0], "organization": org.ID, "split_rules_configured": true, "split_rules": obj, "active": org.PlatformActive()})
@@ -371,7 +371,7 @@ func keyList(ctx context.Context, env Env, args []string) error {
 	err = d.Read(ctx, func(tx *db.Tx) error {
 		if _, err := tx.FindOrganizationByID(*org); err != nil {
 			if errors.Is(err, db.ErrNotFound) {
-				return fmt.Errorf("no such organization: %s", *org)
+				return domain.NotFound("org", "organization", *org)
 			}
 			return err
 		}
@@ -379,7 +379,7 @@ func keyList(ctx context.Context, env Env, args []string) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return explainJSON(env.Stdout, *asJSON, err)
 	}
 	if *asJSON {
 		return printJSON(env.Stdout, domain.NewList("", keys, false).Data)
