@@ -43,6 +43,16 @@ func (c *Offset) Advance(d time.Duration) time.Duration {
 	return time.Duration(c.offset.Add(int64(d)))
 }
 
+// Wall returns the instant of c without sandbox time travel: what the clock of someone outside
+// troco reads (a webhook receiver checking the signature's timestamp tolerance). For any clock
+// other than an Offset it is c.Now().
+func Wall(c Clock) time.Time {
+	if o, ok := c.(*Offset); ok {
+		return o.base.Now().UTC()
+	}
+	return c.Now()
+}
+
 // Offset returns the current shift from the base clock.
 func (c *Offset) Offset() time.Duration { return time.Duration(c.offset.Load()) }
 

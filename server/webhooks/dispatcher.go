@@ -378,12 +378,25 @@ func (d *Dispatcher) deliver(dl delivery) {
 		return
 	}
 	start := d.clock.Now()
-	res := d.post(ctx, dl.ep, dl.ev, start)
+	res := d.post(ctx, dl.ep, dl.ev, start, d.signingTime(dl.c.Attempt))
 	d.record(ctx, dl.c, dl.ep, res, start)
 }
 
-// post sends the event to the endpoint, signed at start.
-func (d *Dispatcher) post(ctx context.Context, ep *domain.WebhookEndpoint, ev *domain.Event, start time.Time) attempt {
+// signingTime is the webhook-timestamp of an attempt: the wall time that receivers check against
+// their own clocks (Standard Webhooks libraries allow ±5 minutes), also after sandbox time travel.
+// Time travel can run several attempts of one delivery within one wall-clock second; each later
+// attempt is then dated one second further so that every attempt still gets a fresh signature.
+func (d *Dispatcher) signingTime(attempt int) time.Time {
+	wall := clock.Wall(d.clock)
+	if d.clock.Now().Sub(wall) < time.Second {
+		return wall // no time travel: retries are at least 30 s apart anyway
+	}
+	return wall.Add(time.Duration(max(attempt-1, 0)) * time.Second)
+}
+
+// post sends the event to the endpoint, signed at signedAt; start (the server's clock) picks the
+// signing secrets that are valid during a rotation.
+func (d *Dispatcher) post(ctx context.Context, ep *domain.WebhookEndpoint, ev *domain.Event, start, signedAt time.Time) attempt {
 	body, err := json.Marshal(ev)
 	if err != nil {
 		return attempt{err: "could not encode the event"}
@@ -393,7 +406,7 @@ func (d *Dispatcher) post(ctx context.Context, ep *domain.WebhookEndpoint, ev *d
 		d.log.Error("webhooks: open signing secret", slog.String("endpoint", ep.ID), slog.String("error", err.Error()))
 		return attempt{err: "the endpoint's signing secret could not be opened"}
 	}
-	sig, err := SignatureHeader(keys, ev.ID, start, body)
+	sig, err := SignatureHeader(keys, ev.ID, signedAt, body)
 	if err != nil {
 		return attempt{err: "could not sign the event"}
 	}
@@ -414,7 +427,7 @@ func (d *Dispatcher) post(ctx context.Context, ep *domain.WebhookEndpoint, ev *d
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", UserAgent)
 	h.Set(HeaderID, ev.ID)
-	h.Set(HeaderTimestamp, strconv.FormatInt(start.Unix(), 10))
+	h.Set(HeaderTimestamp, strconv.FormatInt(signedAt.Unix(), 10))
 	h.Set(HeaderSignature, sig)
 	resp, err := client.Do(req)
 	if err == nil {
