@@ -192,6 +192,17 @@ func TestCheckoutSessionModesAndLiveMode(t *testing.T) {
 	is.Equal(c.ErrCode(), "organization_not_activated")
 	is.Equal(c.ErrType(), "invalid_request_error")
 	is.True(strings.Contains(c.Body["error"].(map[string]any)["message"].(string), "not ready to accept payments"))
+	// Too many instalments is the same 400 as in test mode, even before activation (SPEC 7).
+	tooMany := coCard("4242424242424242")
+	tooMany["installments"] = 13
+	c = e.Do("POST", "/v1/checkout-sessions/"+lr.Str("id")+"/confirm", e.Live, tooMany)
+	is.Equal(c.Status, 400)
+	is.Equal(c.ErrCode(), "invalid_request")
+	is.Equal(c.ErrParam(), "installments")
+	testSession := e.coSession(e.Test, map[string]any{"line_items": []any{map[string]any{"price": e.coPrice(e.Test, "Produto", 10000, nil)}}})
+	tc := e.Do("POST", "/v1/checkout-sessions/"+testSession.Str("id")+"/confirm", e.Test, tooMany)
+	is.Equal(tc.Status, 400)
+	is.Equal(tc.Body["error"].(map[string]any)["message"], c.Body["error"].(map[string]any)["message"]) // same message in both environments
 	g := e.Do("GET", "/v1/checkout-sessions/"+lr.Str("id"), e.Live, nil)
 	is.Equal(g.Body["status"], "open") // nothing changed
 	is.Equal(g.Body["payment_intent"], nil)
