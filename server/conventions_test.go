@@ -69,6 +69,10 @@ func TestErrorEnvelope(t *testing.T) {
 		{"no content type", "POST", "/v1/customers", `{}`, "", 200, "", "", ""},
 		{"empty body", "POST", "/v1/customers", ``, "application/json", 200, "", "", ""},
 		{"not found id", "GET", "/v1/customers/cus_doesnotexist", ``, "", 404, "invalid_request_error", "resource_missing", "id"},
+		{"query parameter on a create", "POST", "/v1/customers?email=a@b.co", `{}`, "application/json", 400, "invalid_request_error", "invalid_request", "email"},
+		{"query parameter on an update", "POST", "/v1/products/prod_x?name=y", `{}`, "application/json", 400, "invalid_request_error", "invalid_request", "name"},
+		{"query parameter on a retrieve", "GET", "/v1/customers/cus_doesnotexist?expand=x", ``, "", 400, "invalid_request_error", "invalid_request", "expand"},
+		{"query parameter on a delete", "DELETE", "/v1/prices/price_x?force=true", ``, "", 400, "invalid_request_error", "invalid_request", "force"},
 		{"not found reference", "POST", "/v1/prices", `{"product":"prod_doesnotexist","unit_amount":100}`, "application/json", 404, "invalid_request_error", "resource_missing", "product"},
 	}
 	for _, tc := range cases {

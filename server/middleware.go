@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sort"
+	"strings"
 	"time"
 
 	"troco/server/domain"
@@ -83,5 +85,31 @@ func (s *Server) api(need string, h http.Handler) http.Handler {
 			return
 		}
 		withIdem.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAuth, info)))
+	})
+}
+
+// takesNoQuery reports whether a /v1 route has no query parameters at all: every POST and
+// DELETE, and a GET of one object (its path ends in :id). Lists parse their own parameters.
+func takesNoQuery(method, path string) bool {
+	return method != http.MethodGet || strings.HasPrefix(path[strings.LastIndexByte(path, '/')+1:], ":")
+}
+
+// rejectQuery answers 400 naming the first query parameter of a route that takes none, the way
+// unknown body fields and list parameters are refused (never silently ignored).
+func (s *Server) rejectQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" {
+			q := r.URL.Query()
+			names := make([]string, 0, len(q))
+			for k := range q {
+				names = append(names, k)
+			}
+			if len(names) > 0 {
+				sort.Strings(names)
+				s.writeError(w, r, domain.Invalid(names[0], "Received unknown parameter: %s.", names[0]))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
 	})
 }

@@ -20,7 +20,12 @@ func (s *Server) routes() http.Handler {
 	r.MethodNotAllowed = s.handleMethodNotAllowed()
 
 	read, write := domain.ScopeRead, domain.ScopeWrite
-	v1 := func(method, path, need string, h http.Handler) { r.Handler(method, path, s.api(need, h)) }
+	v1 := func(method, path, need string, h http.Handler) {
+		if takesNoQuery(method, path) {
+			h = s.rejectQuery(h)
+		}
+		r.Handler(method, path, s.api(need, h))
+	}
 
 	r.Handler(http.MethodGet, "/healthz", s.handleHealthz())
 
