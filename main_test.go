@@ -604,3 +604,28 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 		is.True(err != nil)
 	})
 }
+
+// TestServeRefusesAnotherMasterKey: serving an existing database with a data dir whose master.key
+// is not the one that sealed its webhook secrets is refused at start, instead of silently making
+// every stored secret unreadable.
+func TestServeRefusesAnotherMasterKey(t *testing.T) {
+	is := is.New(t)
+	dbPath := filepath.Join(t.TempDir(), "troco.db")
+	first := t.TempDir()
+	addr := freeAddr(t)
+	srv := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", dbPath, "--data-dir", first)
+	is.NoErr(srv.stop())
+
+	other := t.TempDir() // empty: serve would create a new master.key there
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	err := run(ctx, []string{"serve", "--addr", freeAddr(t), "--db", dbPath, "--data-dir", other}, envFrom(nil), io.Discard, &stderr)
+	is.True(err != nil) // refused
+	is.True(strings.Contains(err.Error(), "master.key"))
+	is.True(ctx.Err() == nil) // at once
+
+	addr = freeAddr(t)
+	srv = startServe(t, addr, envFrom(nil), "--addr", addr, "--db", dbPath, "--data-dir", first)
+	is.NoErr(srv.stop()) // the right data dir still serves
+}

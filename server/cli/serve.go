@@ -152,6 +152,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := store.Write(ctx, func(tx *db.Tx) error { return checkMasterKey(tx, keyring, cfg.dataDir) }); err != nil {
+		return err
+	}
 	runner := jobs.NewRunner(clk, log)
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
@@ -298,4 +301,25 @@ func registerJobs(r *jobs.Runner, store *db.DB) {
 			return err
 		})
 	}})
+}
+
+// masterKeyCheckSetting holds a value sealed with the master key the database was first served
+// with, so that serve notices a data dir whose master.key is not that one.
+const masterKeyCheckSetting = "master_key_check"
+
+// checkMasterKey refuses a master key that cannot open what the database sealed (a new or wrong
+// --data-dir next to an existing database would otherwise silently make every stored webhook
+// secret unreadable); on a database that has none yet it records the check value.
+func checkMasterKey(tx *db.Tx, k *secrets.Keyring, dataDir string) error {
+	sealed, ok, err := tx.GetSetting(masterKeyCheckSetting)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return tx.PutSetting(masterKeyCheckSetting, k.Seal("troco master key check"))
+	}
+	if _, err := k.Open(sealed); err != nil {
+		return fmt.Errorf("%s in %s is not the master key this database was served with: restore that file (it seals the stored webhook secrets) or point --data-dir at the directory that holds it", secrets.MasterKeyFile, dataDir)
+	}
+	return nil
 }
