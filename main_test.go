@@ -567,6 +567,9 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 		{"live sandbox key", nil, []string{"--sandbox-key", domain.NewToken(true)}},
 		{"malformed sandbox key", nil, []string{"--sandbox-key", "ch_test_short"}},
 		{"bad rate limit from the environment", map[string]string{"TROCO_RATE_LIMIT": "sometimes"}, nil},
+		{"bad log format", nil, []string{"--log-format", "xml"}},
+		{"bad boolean from the environment", map[string]string{"TROCO_ALLOW_TIME_TRAVEL": "maybe"}, nil},
+		{"bad duration from the environment", map[string]string{"TROCO_SIM_DELAY": "soon"}, nil},
 		{"tls cert without key", nil, []string{"--tls-cert", "x.pem"}},
 		{"positional argument", nil, []string{"now"}},
 	}

@@ -42,7 +42,7 @@ Usage:
   troco key list --org org_…
   troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]
                                            follow new events live, like a log (Ctrl-C to stop)
-  troco trigger <event-type> [--org org_…] [--wait 10s] [--base-url U] [--data-dir D]
+  troco trigger <event-type> [--org org_…] [--wait 10s] [--base-url U] [--data-dir D] [--sim-delay 3m]
                                            create test-mode objects that emit the event and show
                                            the deliveries of a running serve to your endpoints
 
@@ -96,6 +96,8 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 type flagSet struct {
 	*flag.FlagSet
 	env Env
+	// envErr is the first TROCO_* variable whose value does not parse; parse reports it.
+	envErr error
 }
 
 func newFlags(env Env, name string) *flagSet {
@@ -117,7 +119,14 @@ func (f *flagSet) str(name, def, help string) *string {
 
 func (f *flagSet) boolean(name string, def bool, help string) *bool {
 	if v := f.env.Getenv(envName(name)); v != "" {
-		def = v == "1" || strings.EqualFold(v, "true") || strings.EqualFold(v, "on") || strings.EqualFold(v, "yes")
+		switch strings.ToLower(v) {
+		case "1", "true", "on", "yes":
+			def = true
+		case "0", "false", "off", "no":
+			def = false
+		default:
+			f.badEnv(name, v, "a boolean (1, true, on, yes or 0, false, off, no)")
+		}
 	}
 	return f.Bool(name, def, help+" ("+envName(name)+")")
 }
@@ -126,13 +135,25 @@ func (f *flagSet) duration(name string, def time.Duration, help string) *time.Du
 	if v := f.env.Getenv(envName(name)); v != "" {
 		if d, err := time.ParseDuration(v); err == nil {
 			def = d
+		} else {
+			f.badEnv(name, v, "a duration such as 30s or 3m")
 		}
 	}
 	return f.Duration(name, def, help+" ("+envName(name)+")")
 }
 
+// badEnv records a TROCO_* variable whose value is not what the flag takes.
+func (f *flagSet) badEnv(name, value, want string) {
+	if f.envErr == nil {
+		f.envErr = fmt.Errorf("%s=%q: want %s", envName(name), value, want)
+	}
+}
+
 // parse parses args, allowing flags after positional arguments, and returns the positionals.
 func (f *flagSet) parse(args []string) ([]string, error) {
+	if f.envErr != nil {
+		return nil, f.envErr
+	}
 	var pos []string
 	for {
 		if err := f.Parse(args); err != nil {

@@ -243,7 +243,7 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: troco trigger <event-type> [--org org_…]; supported: %s", supportedTriggers())
+		return fmt.Errorf("usage: troco trigger <event-type> [--org org_…] [--wait 10s] [--base-url U] [--data-dir D] [--sim-delay 3m] [--db F] [--json]; supported: %s", supportedTriggers())
 	}
 	typ := pos[0]
 	fn, ok := triggers[typ]

@@ -73,6 +73,9 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
 	}
+	if c.logFormat != "text" && c.logFormat != "json" {
+		return nil, errors.New("--log-format must be text or json")
+	}
 	if c.rateLimit != "on" && c.rateLimit != "off" {
 		return nil, errors.New("--rate-limit must be on or off")
 	}
