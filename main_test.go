@@ -549,6 +549,9 @@ func TestEndToEndEnvironmentAndPlainHTTP(t *testing.T) {
 		res = get(t, "GET", "/")
 		res.Body.Close()
 		is.Equal(res.Header.Get("Location"), "https://localhost:"+port+"/")
+		res = get(t, "POST", "/checkout/cs_123/confirm")
+		res.Body.Close()
+		is.Equal(res.StatusCode, 308) // a form POST is redirected as a POST
 	})
 	t.Run("shutdown", func(t *testing.T) {
 		is := is.New(t)

@@ -268,7 +268,11 @@ func httpsRequired(baseURL string) http.Handler {
 			fmt.Fprintf(w, `{"error":{"type":"invalid_request_error","code":"%s","message":"All requests must use HTTPS: %s"}}`+"\n", domain.CodeHTTPSRequired, baseURL)
 			return
 		}
-		http.Redirect(w, r, baseURL+r.URL.RequestURI(), http.StatusMovedPermanently)
+		status := http.StatusMovedPermanently
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			status = http.StatusPermanentRedirect // a form POST stays a POST
+		}
+		http.Redirect(w, r, baseURL+r.URL.RequestURI(), status)
 	})
 }
 
