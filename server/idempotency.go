@@ -86,36 +86,23 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 		sum.Write(body)
 		st := &idemState{scope: a.Actor.Scope, key: key, fingerprint: hex.EncodeToString(sum.Sum(nil))}
 
-		now := s.cfg.Clock.Now()
-		notBefore := now.Add(-idempotencyTTL).Unix()
-		var prior *db.IdempotentResponse
-		err = s.db.Read(r.Context(), func(tx *db.Tx) error {
-			var err error
-			prior, err = tx.FindIdempotentResponse(st.scope.OrgID, st.scope.Livemode, key, notBefore)
-			return err
-		})
-		switch {
-		case err == nil:
-			if prior.Fingerprint != st.fingerprint {
-				s.writeError(w, r, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyKeyReused, Param: "Idempotency-Key",
-					Message: "This Idempotency-Key was already used with a different request body or endpoint."})
-				return
-			}
-			w.Header().Set("Idempotent-Replayed", "true")
-			writeRaw(w, prior.Status, bytes.TrimSuffix(prior.Body, []byte("\n")))
-			return
-		case !errors.Is(err, db.ErrNotFound):
-			s.writeError(w, r, err)
-			return
-		}
-
+		// The slot is taken before the stored response is looked up: the request holding it
+		// releases it only after its response committed, so a duplicate that gets the slot next
+		// finds that response and replays it, instead of running again on the state the first
+		// one left (a second confirm answering 409 payment_intent_unexpected_state).
 		slot := st.scope.OrgID + "|" + boolStr(st.scope.Livemode) + "|" + key
 		if !s.idem.acquire(slot) {
-			s.writeError(w, r, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyInProgress, Param: "Idempotency-Key",
-				Message: "A request with this Idempotency-Key is still being processed; retry later."})
+			// Busy: a first run still in progress, or a replay of a stored response.
+			if !s.replayStored(w, r, st) {
+				s.writeError(w, r, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyInProgress, Param: "Idempotency-Key",
+					Message: "A request with this Idempotency-Key is still being processed; retry later."})
+			}
 			return
 		}
 		defer s.idem.release(slot)
+		if s.replayStored(w, r, st) {
+			return
+		}
 
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), ctxIdem, st)))
@@ -128,6 +115,32 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 				db.IdempotentResponse{Fingerprint: st.fingerprint, Status: rec.status, Body: rec.body.Bytes()})
 		})
 	})
+}
+
+// replayStored answers r from the response stored for st's key, if there is one: a replay of
+// the same request, or 400 idempotency_key_reused for another body or endpoint. It reports
+// whether it answered.
+func (s *Server) replayStored(w http.ResponseWriter, r *http.Request, st *idemState) bool {
+	notBefore := s.cfg.Clock.Now().Add(-idempotencyTTL).Unix()
+	var prior *db.IdempotentResponse
+	err := s.db.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		prior, err = tx.FindIdempotentResponse(st.scope.OrgID, st.scope.Livemode, st.key, notBefore)
+		return err
+	})
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return false
+	case err != nil:
+		s.writeError(w, r, err)
+	case prior.Fingerprint != st.fingerprint:
+		s.writeError(w, r, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyKeyReused, Param: "Idempotency-Key",
+			Message: "This Idempotency-Key was already used with a different request body or endpoint."})
+	default:
+		w.Header().Set("Idempotent-Replayed", "true")
+		writeRaw(w, prior.Status, bytes.TrimSuffix(prior.Body, []byte("\n")))
+	}
+	return true
 }
 
 func boolStr(b bool) string {

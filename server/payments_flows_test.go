@@ -372,6 +372,45 @@ func TestIdempotentConfirm(t *testing.T) {
 	}
 }
 
+// TestConcurrentIdempotentConfirms: duplicates of one keyed confirm sent together each get the
+// first one's answer or 409 idempotency_key_in_progress, never the answer of running again on the
+// state the first one left (409 payment_intent_unexpected_state), and one charge is made.
+func TestConcurrentIdempotentConfirms(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	body := map[string]any{"card": payCard("4242424242424242")}
+	for range 40 {
+		id := e.payIntent(e.Test, 10000, nil).Str("id")
+		const n = 16
+		var wg sync.WaitGroup
+		results := make([]resp, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(i) * 200 * time.Microsecond) // spread over the first one's commit
+				results[i], errs[i] = e.TryDo("POST", "/v1/payment-intents/"+id+"/confirm", e.Test, body, "Idempotency-Key", "dup-"+id)
+			}()
+		}
+		wg.Wait()
+		ran := 0
+		for i, r := range results {
+			is.NoErr(errs[i])
+			switch {
+			case r.Status == 200 && r.Header.Get("Idempotent-Replayed") == "true":
+			case r.Status == 200:
+				ran++
+			case r.Status == 409 && r.ErrCode() == "idempotency_key_in_progress":
+			default:
+				t.Fatalf("duplicate %d: %d %s", i, r.Status, r.Raw)
+			}
+		}
+		is.Equal(ran, 1)                                                  // one ran, the others replayed or were told to retry
+		is.Equal(e.payCount(e.Test, "/v1/charges?payment_intent="+id), 1) // one charge
+	}
+}
+
 // TestGoldenPaymentObjects: the public shape of a payment intent and a charge.
 func TestGoldenPaymentObjects(t *testing.T) {
 	e := newEnv(t)
