@@ -122,7 +122,8 @@ func TestCheckoutSessionValidation(t *testing.T) {
 		{"inactive price", map[string]any{"line_items": li(inactive, 1)}, 400, "invalid_request", "line_items[0][price]"},
 		{"quantity zero", map[string]any{"line_items": li(price, 0)}, 400, "invalid_request", "line_items[0][quantity]"},
 		{"quantity too large", map[string]any{"line_items": li(price, 10001)}, 400, "invalid_request", "line_items[0][quantity]"},
-		{"quantity wrong type", map[string]any{"line_items": li(price, "2")}, 400, "invalid_request", "line_items[quantity]"},
+		{"quantity wrong type", map[string]any{"line_items": li(price, "2")}, 400, "invalid_request", "line_items[0][quantity]"},
+		{"unknown field in a line item", map[string]any{"line_items": []any{map[string]any{"price": price, "quantity": 1, "qty": 1}}}, 400, "invalid_request", "line_items[0][qty]"},
 		{"mixed intervals", map[string]any{"line_items": []any{map[string]any{"price": monthly}, map[string]any{"price": yearly}}}, 400, "invalid_request", "line_items[1][price]"},
 		{"below the minimum charge", map[string]any{"line_items": li(cheap, 1)}, 400, "invalid_request", "line_items"},
 		{"mode contradicts items", map[string]any{"line_items": li(price, 1), "mode": "subscription"}, 400, "invalid_request", "mode"},
@@ -532,8 +533,15 @@ func TestCheckoutTestHelpers(t *testing.T) {
 	is.Equal(g.Body["status"], "complete")
 	is.Equal(g.Body["payment_status"], "paid")
 	is.Equal(g.Str("payment_intent"), r.Str("id"))
-	is.Equal(len(e.coEvents(e.Test, "checkout.session.completed", s.Str("id"))), 1)
+	completed := e.coEvents(e.Test, "checkout.session.completed", s.Str("id"))
+	is.Equal(len(completed), 1)
 	is.Equal(len(e.coEvents(e.Test, "payment_intent.succeeded", r.Str("id"))), 1)
+	// The helper's intent is new to the session: previous_attributes says it was null.
+	prev := dig(completed[0], "data.previous_attributes").(map[string]any)
+	pv, ok := prev["payment_intent"]
+	is.True(ok)
+	is.Equal(pv, nil)
+	is.Equal(len(e.coEvents(e.Test, "payment_intent.updated", r.Str("id"))), 0) // no customer back-fill on a fresh intent
 
 	// fail on an open session: the failure is recorded on the intent; the session stays open.
 	f := e.coSimple(e.Test, nil)
@@ -558,7 +566,14 @@ func TestCheckoutTestHelpers(t *testing.T) {
 	is.Equal(r.Body["object"], "payment_intent")
 	is.Equal(r.Body["status"], "canceled")
 	is.Equal(e.Do("GET", "/v1/checkout-sessions/"+x.Str("id"), e.Test, nil).Body["status"], "expired")
-	is.Equal(len(e.coEvents(e.Test, "checkout.session.expired", x.Str("id"))), 1)
+	expired := e.coEvents(e.Test, "checkout.session.expired", x.Str("id"))
+	is.Equal(len(expired), 1)
+	is.Equal(digStr(expired[0], "data.object.payment_intent"), r.Str("id"))
+	prev = dig(expired[0], "data.previous_attributes").(map[string]any)
+	pv, ok = prev["payment_intent"]
+	is.True(ok) // the intent the helper made and canceled is part of the change
+	is.Equal(pv, nil)
+	is.Equal(prev["status"], "open")
 	is.Equal(e.Do("POST", "/v1/test-helpers/checkout-sessions/"+x.Str("id")+"/succeed", e.Test, nil).Status, 409)
 
 	// A session with nothing to pay has no intent to act on.

@@ -440,6 +440,23 @@ func (svc *Service) TestHelper(tx *db.Tx, a domain.Actor, id, action string) (*d
 		return svc.settle(tx, a, pi.ID, action == HelperSucceed)
 	}
 	// Open session.
+	if action == HelperSucceed {
+		// Paid as a buyer would pay: the confirmation creates the intent, so
+		// checkout.session.completed lists payment_intent among the previous attributes.
+		cs, err := svc.Confirm(tx, a, cs.ID, helperParams(cs, true, tx.Now), "")
+		if err != nil {
+			return nil, err
+		}
+		pi, err := svc.Payments.GetIntent(tx, a.Scope, *cs.PaymentIntent)
+		if err != nil {
+			return nil, err
+		}
+		if pi.Waiting() {
+			return svc.settle(tx, a, pi.ID, true)
+		}
+		return pi, nil
+	}
+	before := *cs
 	pi, err := svc.ensureIntent(tx, a, cs, cs.Customer)
 	if err != nil {
 		return nil, err
@@ -449,11 +466,12 @@ func (svc *Service) TestHelper(tx *db.Tx, a domain.Actor, id, action string) (*d
 	}
 	switch action {
 	case HelperExpire:
-		if err := svc.expire(tx, a, cs); err != nil {
+		// The intent made for the helper is part of what the expiry changed (previous_attributes).
+		if err := svc.expireFrom(tx, a, cs, &before); err != nil {
 			return nil, err
 		}
 		return svc.Payments.GetIntent(tx, a.Scope, pi.ID)
-	case HelperFail:
+	default: // fail
 		p := helperParams(cs, false, tx.Now)
 		p.CustomerEmail = nil // the default SPEC 8.5 rule: the PIX or boleto waits, then expires below
 		if _, err := svc.Payments.Confirm(tx, a, pi.ID, p); err != nil {
@@ -468,18 +486,6 @@ func (svc *Service) TestHelper(tx *db.Tx, a domain.Actor, id, action string) (*d
 		if pi.Waiting() {
 			// A PIX attempt: let it expire, so the failure is recorded and the session stays open.
 			return svc.Payments.SimulateSettlement(tx, a, pi.ID, false)
-		}
-		return pi, nil
-	default: // succeed
-		if _, err := svc.Confirm(tx, a, cs.ID, helperParams(cs, true, tx.Now), ""); err != nil {
-			return nil, err
-		}
-		pi, err = svc.Payments.GetIntent(tx, a.Scope, pi.ID)
-		if err != nil {
-			return nil, err
-		}
-		if pi.Waiting() {
-			return svc.settle(tx, a, pi.ID, true)
 		}
 		return pi, nil
 	}

@@ -174,6 +174,12 @@ func (svc *Service) ExpireSession(tx *db.Tx, a domain.Actor, id string) (*domain
 
 func (svc *Service) expire(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession) error {
 	before := *cs
+	return svc.expireFrom(tx, a, cs, &before)
+}
+
+// expireFrom is expire with the session as it was before the caller's own unannounced changes,
+// for previous_attributes.
+func (svc *Service) expireFrom(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, before *domain.CheckoutSession) error {
 	// The session is written expired before its intent is canceled, so the payments engine's
 	// AfterSettle hook (IntentSettled) sees an expired session and leaves it alone.
 	cs.Status = domain.CheckoutExpired
@@ -185,7 +191,7 @@ func (svc *Service) expire(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession
 			return err
 		}
 	}
-	return core.Emit(tx, a, EventExpired, cs, &before)
+	return core.Emit(tx, a, EventExpired, cs, before)
 }
 
 // ExpireDue expires up to limit open sessions whose 24 hours are over, each in the scope it
