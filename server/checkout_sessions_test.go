@@ -468,6 +468,16 @@ func TestCheckoutAsyncPix(t *testing.T) {
 	again := e.Do("POST", "/v1/checkout-sessions/"+id+"/confirm", e.Test, map[string]any{"payment_method_type": "pix", "customer_email": "pending@example.com"})
 	is.Equal(again.Status, 200)
 	is.Equal(again.Body["status"], "complete")
+
+	// The session's intent is paid through its session only: confirming it directly would leave
+	// an open session with a paid intent (and no checkout.session.* event).
+	r, id = confirm("expire_immediately@example.com")
+	piID := digStr(r.Body, "error.payment_intent.id")
+	d := e.Do("POST", "/v1/payment-intents/"+piID+"/confirm", e.Test, map[string]any{"payment_method_type": "pix", "customer_email": "succeed_immediately@example.com"})
+	is.Equal(d.Status, 409)
+	is.Equal(d.ErrCode(), "payment_intent_unexpected_state")
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+piID, e.Test, nil).Body["status"], "requires_payment_method")
+	is.Equal(e.Do("GET", "/v1/checkout-sessions/"+id, e.Test, nil).Body["status"], "open")
 }
 
 func TestCheckoutAsyncBoleto(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"troco/db"
+	"troco/server/checkout"
 	"troco/server/domain"
 	"troco/server/jobs"
 	"troco/server/payments"
@@ -93,7 +94,12 @@ func (s *Server) handlePaymentIntentConfirm() http.Handler {
 			return
 		}
 		p.Origin = s.origin(r)
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.Confirm(tx, a, id, p) })
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			if err := checkout.CheckDirectConfirm(tx, a.Scope, id); err != nil {
+				return nil, err
+			}
+			return s.pay.Confirm(tx, a, id, p)
+		})
 	})
 }
 

@@ -558,3 +558,19 @@ func helperBuyer(cs *domain.CheckoutSession, p ConfirmParams) ConfirmParams {
 	}
 	return p
 }
+
+// CheckDirectConfirm refuses POST /v1/payment-intents/{id}/confirm on an intent a checkout
+// session made (as Stripe refuses actions on PaymentIntents created by Checkout): that intent is
+// paid through its session (the API confirm, the hosted page or the test helpers), which moves
+// the session's status, payment_status and events with it. A direct confirmation would leave an
+// open session with a paid intent, later expired by the 24 h job.
+func CheckDirectConfirm(tx *db.Tx, scope domain.Scope, piID string) error {
+	cs, err := tx.FindCheckoutSessionByPaymentIntent(scope, piID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return domain.Conflict(domain.CodePaymentIntentUnexpectedState, "You cannot confirm this payment intent directly: it belongs to checkout session %s. Confirm the checkout session instead (POST /v1/checkout-sessions/%s/confirm or its hosted page).", cs.ID, cs.ID)
+}
