@@ -894,6 +894,10 @@ func TestPayoutAccounts(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/payout-accounts", e.Live, nil).IDs(), []string{b.Str("id"), a.Str("id")})
 	is.Equal(e.Do("GET", "/v1/payout-accounts/"+a.Str("id"), e.Live, nil).Status, 200)
 
+	stray := e.Do("POST", "/v1/payout-accounts/"+b.Str("id")+"/disconnect", e.Live, map[string]any{"reason": "x"})
+	is.Equal(stray.Status, 400) // disconnect takes no parameter: an unknown one is refused, not ignored
+	is.Equal(stray.ErrParam(), "reason")
+	is.Equal(e.Do("GET", "/v1/payout-accounts/"+b.Str("id"), e.Live, nil).Str("status"), "connected") // and nothing changed
 	d := e.Do("POST", "/v1/payout-accounts/"+b.Str("id")+"/disconnect", e.Live, nil)
 	is.Equal(d.Status, 200)
 	is.Equal(d.Str("status"), "disconnected")

@@ -73,6 +73,13 @@ func TestErrorEnvelope(t *testing.T) {
 		{"query parameter on an update", "POST", "/v1/products/prod_x?name=y", `{}`, "application/json", 400, "invalid_request_error", "invalid_request", "name"},
 		{"query parameter on a retrieve", "GET", "/v1/customers/cus_doesnotexist?expand=x", ``, "", 400, "invalid_request_error", "invalid_request", "expand"},
 		{"query parameter on a delete", "DELETE", "/v1/prices/price_x?force=true", ``, "", 400, "invalid_request_error", "invalid_request", "force"},
+		{"query parameter on a confirm", "POST", "/v1/payment-intents/pi_x/confirm?expand=x", `{}`, "application/json", 400, "invalid_request_error", "invalid_request", "expand"},
+		{"query parameter on a session confirm", "POST", "/v1/checkout-sessions/cs_x/confirm?expand=x", `{}`, "application/json", 400, "invalid_request_error", "invalid_request", "expand"},
+		{"query parameter on pix.png", "GET", "/v1/payment-intents/pi_x/pix.png?size=2", ``, "", 400, "invalid_request_error", "invalid_request", "size"},
+		{"body parameter on a delete", "DELETE", "/v1/prices/price_x", `{"force":true}`, "application/json", 400, "invalid_request_error", "invalid_request", "force"},
+		{"malformed body on a delete", "DELETE", "/v1/customers/cus_x", `{"force"`, "application/json", 400, "invalid_request_error", "invalid_request", ""},
+		{"empty object on a delete", "DELETE", "/v1/prices/price_x", `{}`, "application/json", 404, "invalid_request_error", "resource_missing", "id"},
+		{"empty form body on a delete", "DELETE", "/v1/coupons/coupon_x", ``, "application/x-www-form-urlencoded", 404, "invalid_request_error", "resource_missing", "id"},
 		{"not found reference", "POST", "/v1/prices", `{"product":"prod_doesnotexist","unit_amount":100}`, "application/json", 404, "invalid_request_error", "resource_missing", "product"},
 	}
 	for _, tc := range cases {

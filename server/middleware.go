@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -89,9 +90,29 @@ func (s *Server) api(need string, h http.Handler) http.Handler {
 }
 
 // takesNoQuery reports whether a /v1 route has no query parameters at all: every POST and
-// DELETE, and a GET of one object (its path ends in :id). Lists parse their own parameters.
+// DELETE, and a GET of one object (its path ends in :id) or of its image (pix.png). Lists parse
+// their own parameters.
 func takesNoQuery(method, path string) bool {
-	return method != http.MethodGet || strings.HasPrefix(path[strings.LastIndexByte(path, '/')+1:], ":")
+	last := path[strings.LastIndexByte(path, '/')+1:]
+	return method != http.MethodGet || strings.HasPrefix(last, ":") || strings.HasSuffix(last, ".png")
+}
+
+// rejectBody refuses a DELETE whose body names any parameter (400 naming the first, as Stripe
+// answers "Received unknown parameter"): a delete takes none, and a silently ignored field would
+// hide a client's mistake. An empty body (whatever its Content-Type) or {} passes.
+func (s *Server) rejectBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := s.readBody(w, r)
+		if err == nil && len(bytes.TrimSpace(body)) > 0 {
+			var none struct{}
+			err = s.decode(w, r, &none)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // rejectQuery answers 400 naming the first query parameter of a route that takes none, the way

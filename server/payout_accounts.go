@@ -57,6 +57,11 @@ func (s *Server) handlePayoutAccountList() http.Handler {
 func (s *Server) handlePayoutAccountDisconnect() http.Handler {
 	return s.payoutLiveOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := pathID(r)
+		var none struct{}
+		if err := s.decode(w, r, &none); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return core.DisconnectPayoutAccount(tx, a, id) })
 	}))
 }

@@ -24,6 +24,9 @@ func (s *Server) routes() http.Handler {
 		if takesNoQuery(method, path) {
 			h = s.rejectQuery(h)
 		}
+		if method == http.MethodDelete {
+			h = s.rejectBody(h)
+		}
 		r.Handler(method, path, s.api(need, h))
 	}
 
@@ -88,7 +91,7 @@ func (s *Server) routes() http.Handler {
 	v1("GET", "/v1/checkout-sessions", read, s.handleCheckoutSessionList())
 	v1("POST", "/v1/checkout-sessions", write, s.handleCheckoutSessionCreate())
 	v1("GET", "/v1/checkout-sessions/:id", read, s.handleCheckoutSessionGet())
-	r.Handler(http.MethodPost, "/v1/checkout-sessions/:id/confirm", s.apiOrClientSecret(write, s.handleCheckoutSessionConfirm()))
+	r.Handler(http.MethodPost, "/v1/checkout-sessions/:id/confirm", s.apiOrClientSecret(write, s.rejectQuery(s.handleCheckoutSessionConfirm())))
 	v1("POST", "/v1/checkout-sessions/:id/expire", write, s.handleCheckoutSessionExpire())
 	v1("POST", "/v1/test-helpers/checkout-sessions/:id/succeed", write, s.handleCheckoutSessionTestHelper(checkout.HelperSucceed))
 	v1("POST", "/v1/test-helpers/checkout-sessions/:id/fail", write, s.handleCheckoutSessionTestHelper(checkout.HelperFail))
@@ -130,7 +133,7 @@ func (s *Server) routes() http.Handler {
 	v1("POST", "/v1/payment-intents", write, s.handlePaymentIntentCreate())
 	v1("GET", "/v1/payment-intents/:id", read, s.handlePaymentIntentGet())
 	v1("POST", "/v1/payment-intents/:id", write, s.handlePaymentIntentUpdate())
-	r.Handler(http.MethodPost, "/v1/payment-intents/:id/confirm", s.apiOrIntentSecret(write, s.handlePaymentIntentConfirm()))
+	r.Handler(http.MethodPost, "/v1/payment-intents/:id/confirm", s.apiOrIntentSecret(write, s.rejectQuery(s.handlePaymentIntentConfirm())))
 	v1("POST", "/v1/payment-intents/:id/capture", write, s.handlePaymentIntentCapture())
 	v1("POST", "/v1/payment-intents/:id/cancel", write, s.handlePaymentIntentCancel())
 	v1("POST", "/v1/payment-intents/:id/regenerate-boleto", write, s.handlePaymentIntentRegenerateBoleto())
