@@ -369,7 +369,7 @@ func TestActivationSessionCreate(t *testing.T) {
 			{"metadata empty key", map[string]any{"organization": org, "return_url": "https://x.example", "metadata": map[string]string{"": "v"}}, 400, "invalid_request", "metadata"},
 			{"metadata value of 501 characters", map[string]any{"organization": org, "return_url": "https://x.example", "metadata": metadata(1, 3, 501)}, 400, "invalid_request", "metadata[k00]"},
 			{"metadata value of 500 characters", map[string]any{"organization": org, "return_url": "https://x.example", "metadata": metadata(1, 3, 500)}, 200, "", ""},
-			{"metadata value not a string", map[string]any{"organization": org, "return_url": "https://x.example", "metadata": map[string]any{"n": 1}}, 400, "invalid_request", "metadata"},
+			{"metadata value not a string", map[string]any{"organization": org, "return_url": "https://x.example", "metadata": map[string]any{"n": 1}}, 400, "invalid_request", "metadata[n]"},
 			{"unknown organization", map[string]any{"organization": "org_doesnotexist", "return_url": "https://x.example"}, 404, "resource_missing", "organization"},
 			{"organization not connected", map[string]any{"organization": e.Org.ID, "return_url": "https://x.example"}, 404, "resource_missing", "organization"},
 			{"the platform itself", map[string]any{"organization": p.Org.ID, "return_url": "https://x.example"}, 404, "resource_missing", "organization"},

@@ -2,13 +2,14 @@ package server
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"reflect"
-	"sort"
+	"strconv"
 	"strings"
 
 	"troco/server/domain"
@@ -67,9 +68,10 @@ func decodeJSON(body []byte, dst any) error {
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {
-		if strings.HasPrefix(err.Error(), "json: unknown field ") {
-			if path := unknownFieldPath(body, reflect.TypeOf(dst)); path != "" {
-				return domain.Invalid(path, "Received unknown parameter: %s.", path)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) || isUnknownField(err) {
+			if e := locateParamError(body, reflect.TypeOf(dst)); e != nil {
+				return e
 			}
 		}
 		return decodeError(err)
@@ -144,70 +146,323 @@ func typeName(goType string) string {
 	return "an object"
 }
 
-// unknownFieldPath finds the first key of body that dst's type does not accept and names it in
-// the API's parameter notation (recurring[foo], line_items[0][bar]); encoding/json reports only
-// the bare key.
-func unknownFieldPath(body []byte, t reflect.Type) string {
-	var v any
-	if json.Unmarshal(body, &v) != nil {
-		return ""
-	}
-	p, _ := findUnknown(v, t, "")
-	return p
+func isUnknownField(err error) bool {
+	return strings.HasPrefix(err.Error(), "json: unknown field ")
 }
 
-func findUnknown(v any, t reflect.Type, prefix string) (string, bool) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// locateParamError names the first unknown field or wrong type of body, in document order (the
+// error encoding/json keeps), with its full path in the API's parameter notation:
+// line_items[0][quantity], recurring[foo]. encoding/json gives only the bare key of an unknown
+// field, drops array indices and map keys from a wrong type's path and spells embedded structs
+// into it, so after a failed decode, and only then, the body is walked again against the type it
+// was decoded into. Nil when the walk finds nothing (the caller falls back to the decoder's error).
+func locateParamError(body []byte, t reflect.Type) error {
+	w := paramWalker{data: body}
+	if e := w.value(t, ""); e != nil {
+		return e
 	}
-	if t.Kind() == reflect.Struct && strings.HasPrefix(t.Name(), "Opt[") {
-		if f, ok := t.FieldByName("V"); ok {
-			return findUnknown(v, f.Type, prefix)
-		}
+	return nil
+}
+
+// paramWalker reads a body the decoder has already checked for syntax (a decode fails on syntax
+// before it fills any field), so it can scan bytes; a byte out of place ends the walk with nil.
+type paramWalker struct {
+	data   []byte
+	pos    int
+	bad    bool                                     // the body is not what the decoder accepted: stop
+	fields map[reflect.Type]map[string]reflect.Type // jsonFields, once per struct type
+}
+
+var (
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonNumberType      = reflect.TypeFor[json.Number]()
+)
+
+// value walks the next JSON value against t, at path. Containers the decoder fills element by
+// element (structs, slices, maps) are walked; scalars are checked as encoding/json checks them;
+// anything else, including types with their own UnmarshalJSON (card, timestamps), is decoded for
+// real, so its verdict is encoding/json's.
+func (w *paramWalker) value(t reflect.Type, path string) *domain.Error {
+	t = decodeTarget(t)
+	w.space()
+	if w.bad || w.pos >= len(w.data) {
+		w.bad = true
+		return nil
+	}
+	c := w.data[w.pos]
+	if isCustomDecoded(t) {
+		return leafError(w.skip(), t, path)
+	}
+	if c == 'n' { // null leaves any field as it is
+		w.skip()
+		return nil
 	}
 	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return "", false
+	case reflect.Struct, reflect.Map:
+		if c != '{' {
+			return typeError(path, t)
 		}
-		fields := jsonFields(t)
-		if len(fields) == 0 {
-			return "", false // a leaf with its own decoding (timestamps, dates)
-		}
-		for _, k := range sortedKeys(m) {
-			ft, ok := fields[k]
-			if !ok {
-				for name, typ := range fields {
-					if strings.EqualFold(name, k) {
-						ft, ok = typ, true
-						break
-					}
+		var fields map[string]reflect.Type
+		if t.Kind() == reflect.Struct {
+			if fields = w.fields[t]; fields == nil {
+				fields = jsonFields(t)
+				if w.fields == nil {
+					w.fields = map[reflect.Type]map[string]reflect.Type{}
 				}
+				w.fields[t] = fields
 			}
-			if !ok {
-				return joinParam(prefix, k), true
+		}
+		w.pos++
+		for w.next('}') {
+			k := w.key()
+			p := joinParam(path, k)
+			ft := t
+			if fields != nil {
+				var ok bool
+				if ft, ok = fieldType(fields, k); !ok {
+					return domain.Invalid(p, "Received unknown parameter: %s.", p)
+				}
+			} else {
+				ft = t.Elem()
 			}
-			if p, found := findUnknown(m[k], ft, joinParam(prefix, k)); found {
-				return p, true
+			if e := w.value(ft, p); e != nil {
+				return e
 			}
 		}
 	case reflect.Slice, reflect.Array:
-		arr, _ := v.([]any)
-		for i, el := range arr {
-			if p, found := findUnknown(el, t.Elem(), prefix+"["+itoa(int64(i))+"]"); found {
-				return p, true
+		if c != '[' {
+			return typeError(path, t)
+		}
+		w.pos++
+		for i := 0; w.next(']'); i++ {
+			if e := w.value(t.Elem(), path+"["+itoa(int64(i))+"]"); e != nil {
+				return e
 			}
 		}
-	case reflect.Map:
-		m, _ := v.(map[string]any)
-		for _, k := range sortedKeys(m) {
-			if p, found := findUnknown(m[k], t.Elem(), joinParam(prefix, k)); found {
-				return p, true
-			}
+	default:
+		if !scalarFits(w.skip(), t) {
+			return typeError(path, t)
 		}
 	}
-	return "", false
+	return nil
+}
+
+// next moves past a separating comma and reports whether another member or element follows
+// before the closing byte, which it consumes.
+func (w *paramWalker) next(closing byte) bool {
+	w.space()
+	if w.pos < len(w.data) && w.data[w.pos] == ',' {
+		w.pos++
+		w.space()
+	}
+	if w.bad || w.pos >= len(w.data) {
+		w.bad = true
+		return false
+	}
+	if w.data[w.pos] == closing {
+		w.pos++
+		return false
+	}
+	return true
+}
+
+// key reads an object key and its colon.
+func (w *paramWalker) key() string {
+	raw := w.skip()
+	k := ""
+	if len(raw) >= 2 && raw[0] == '"' {
+		k = string(raw[1 : len(raw)-1])
+		if bytes.IndexByte(raw, '\\') >= 0 || !isASCII(raw) {
+			_ = json.Unmarshal(raw, &k) // escapes and invalid UTF-8, as the decoder reads them
+		}
+	} else {
+		w.bad = true
+	}
+	w.space()
+	if w.pos < len(w.data) && w.data[w.pos] == ':' {
+		w.pos++
+	} else {
+		w.bad = true
+	}
+	return k
+}
+
+// skip returns the next value's bytes and moves past them.
+func (w *paramWalker) skip() []byte {
+	w.space()
+	start, depth, inString := w.pos, 0, false
+	for ; w.pos < len(w.data); w.pos++ {
+		c := w.data[w.pos]
+		switch {
+		case inString:
+			if c == '\\' {
+				w.pos++
+			} else if c == '"' {
+				inString = false
+				if depth == 0 {
+					w.pos++
+					return w.data[start:w.pos]
+				}
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return w.data[start:w.pos]
+			}
+			depth--
+			if depth == 0 {
+				w.pos++
+				return w.data[start:w.pos]
+			}
+		case depth == 0 && (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return w.data[start:w.pos]
+		}
+	}
+	if w.pos > len(w.data) {
+		w.pos = len(w.data)
+	}
+	return w.data[start:w.pos]
+}
+
+func (w *paramWalker) space() {
+	for w.pos < len(w.data) {
+		switch w.data[w.pos] {
+		case ' ', '\t', '\n', '\r':
+			w.pos++
+		default:
+			return
+		}
+	}
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarFits reports whether a JSON literal decodes into a scalar of kind t without an
+// UnmarshalTypeError, by encoding/json's rules (a number must parse and fit the field).
+func scalarFits(raw []byte, t reflect.Type) bool {
+	if len(raw) == 0 {
+		return true
+	}
+	c := raw[0]
+	switch t.Kind() {
+	case reflect.String:
+		return c == '"'
+	case reflect.Bool:
+		return c == 't' || c == 'f'
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		_, err := strconv.ParseInt(string(raw), 10, t.Bits())
+		return err == nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		_, err := strconv.ParseUint(string(raw), 10, t.Bits())
+		return err == nil
+	case reflect.Float32, reflect.Float64:
+		if c == '"' || c == '{' || c == '[' || c == 't' || c == 'f' {
+			return false
+		}
+		_, err := strconv.ParseFloat(string(raw), t.Bits())
+		return err == nil
+	}
+	return true
+}
+
+// decodeTarget is the type a JSON value lands in: pointers followed, an Opt[T] seen as its T.
+func decodeTarget(t reflect.Type) reflect.Type {
+	for {
+		switch {
+		case t.Kind() == reflect.Pointer:
+			t = t.Elem()
+		case t.Kind() == reflect.Struct && t.PkgPath() == "troco/server/domain" && strings.HasPrefix(t.Name(), "Opt["):
+			f, _ := t.FieldByName("V")
+			t = f.Type
+		default:
+			return t
+		}
+	}
+}
+
+// isCustomDecoded reports whether t is decoded as a whole rather than walked or checked as a
+// scalar: its own UnmarshalJSON or UnmarshalText, interfaces, []byte, maps with non-string keys.
+func isCustomDecoded(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Array:
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return true // []byte is a base64 string
+		}
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return true
+		}
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if t == jsonNumberType {
+			return true
+		}
+	default:
+		return true
+	}
+	pt := reflect.PointerTo(t)
+	return pt.Implements(jsonUnmarshalerType) || pt.Implements(textUnmarshalerType)
+}
+
+// leafError decodes one leaf value for real and names what it rejects; nil when it decodes or
+// fails for another reason (a custom decoder's own message, which the caller reports).
+func leafError(raw []byte, t reflect.Type, path string) *domain.Error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	err := dec.Decode(reflect.New(t).Interface())
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te):
+		p := path
+		if te.Field != "" { // a path inside a custom decoder's struct (card[exp_month])
+			for _, k := range strings.Split(te.Field, ".") {
+				p = joinParam(p, k)
+			}
+		}
+		return typeError(p, te.Type)
+	case isUnknownField(err):
+		p := joinParam(path, strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`))
+		return domain.Invalid(p, "Received unknown parameter: %s.", p)
+	}
+	return nil
+}
+
+func typeError(param string, t reflect.Type) *domain.Error {
+	name := "an object"
+	if t != nil {
+		name = typeName(t.String())
+	}
+	return domain.Invalid(param, "Invalid type for %s: expected %s.", orBody(param), name)
+}
+
+// fieldType finds a struct field by JSON key the way encoding/json does: the exact name, else a
+// case-insensitive match.
+func fieldType(fields map[string]reflect.Type, k string) (reflect.Type, bool) {
+	if ft, ok := fields[k]; ok {
+		return ft, true
+	}
+	for name, ft := range fields {
+		if strings.EqualFold(name, k) {
+			return ft, true
+		}
+	}
+	return nil, false
 }
 
 // jsonFields maps the JSON names of a struct's exported fields (embedded ones included) to types.
@@ -240,15 +495,6 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		out[name] = f.Type
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func joinParam(prefix, k string) string {
