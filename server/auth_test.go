@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -400,4 +402,79 @@ func TestAuthEnvironment(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(r.Status, http.StatusOK)
 	is.Equal(r.IDs(), []string{live.Str("id")}) // a second live key sees the same live data
+}
+
+// TestAuthEveryRoute walks every /v1 route of routes.go (those registered through v1() and the
+// confirms registered directly) so that a new route cannot skip the mechanism: a revoked or an
+// expired key is 401 authentication_failed everywhere; a read key is 403 permission_denied on
+// every POST and DELETE and on platform endpoints, and passes authentication on every other GET;
+// a platform key without the Organization header is 403 except on the endpoints that serve it
+// (platform, platformOr, platformOwn).
+func TestAuthEveryRoute(t *testing.T) {
+	e := newEnv(t)
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaV1 := regexp.MustCompile(`v1\("(GET|POST|DELETE)",\s*"(/v1/[^"]*)",\s*([a-zA-Z]+(?:\([a-z]+\))?)`)
+	direct := regexp.MustCompile(`r\.Handler\(http\.Method(Get|Post|Delete),\s*"(/v1/[^"]*)"`)
+	type route struct{ method, path, need string }
+	var routes []route
+	for _, m := range viaV1.FindAllStringSubmatch(string(src), -1) {
+		routes = append(routes, route{m[1], m[2], m[3]})
+	}
+	for _, m := range direct.FindAllStringSubmatch(string(src), -1) {
+		routes = append(routes, route{strings.ToUpper(m[1]), m[2], "write"})
+	}
+	if len(routes) < 50 {
+		t.Fatalf("found only %d /v1 routes in routes.go; update the patterns of this test", len(routes))
+	}
+
+	revoked, err := e.CreateKey(core.APIKeyInput{OrgID: e.Org.ID, Scopes: []string{domain.ScopeRead, domain.ScopeWrite}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := core.RevokeAPIKey(tx, revoked.ID, "sweep", "")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	expiring, err := e.CreateKey(core.APIKeyInput{OrgID: e.Org.ID, Scopes: []string{domain.ScopeRead, domain.ScopeWrite}, ExpiresAt: e.Clock.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Advance(time.Hour + time.Second)
+	read := e.NewKey(e.Org.ID, false, domain.ScopeRead)
+	_, platformKey := e.NewPlatform("Plataforma das rotas")
+
+	for _, rt := range routes {
+		path := strings.ReplaceAll(rt.path, ":id", "x_doesnotexist")
+		var body any
+		if rt.method != "GET" {
+			body = map[string]any{}
+		}
+		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
+			is := is.New(t)
+			for _, tok := range []string{revoked.Token, expiring.Token} {
+				r := e.Do(rt.method, path, tok, body)
+				is.Equal(r.Status, 401)                        // revoked or expired
+				is.Equal(r.ErrCode(), "authentication_failed") // code
+			}
+			r := e.Do(rt.method, path, read, body)
+			if rt.method != "GET" || rt.need == "platform" {
+				is.Equal(r.Status, 403)                    // a read key cannot write, nor call a platform endpoint
+				is.Equal(r.ErrCode(), "permission_denied") // code
+			} else {
+				is.True(r.Status != 401 && r.Status != 403) // a read key reads
+			}
+			r = e.Do(rt.method, path, platformKey, body)
+			if strings.HasPrefix(rt.need, "platform") {
+				is.True(r.Status != 401 && r.Status != 403) // endpoints that serve a platform key without the header
+			} else {
+				is.Equal(r.Status, 403)                    // an organization endpoint needs the Organization header
+				is.Equal(r.ErrCode(), "permission_denied") // code
+			}
+		})
+	}
 }
