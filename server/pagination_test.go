@@ -2,8 +2,11 @@ package server_test
 
 import (
 	"net/url"
+	"os"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -279,4 +282,66 @@ func TestListFilters(t *testing.T) {
 			is.Equal(r.Str("url"), p)         // without the query
 		}
 	})
+}
+
+// TestPaginationEveryList sends the malformed list parameters of SPEC 4.10 to every list route
+// of routes.go (a GET whose path does not end in an id), so that a new list cannot skip the
+// shared parsing: each is 400 invalid_request naming the parameter.
+func TestPaginationEveryList(t *testing.T) {
+	e := newEnv(t)
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, platformKey := e.NewPlatform("Plataforma das listas")
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "l@example.com"}).Str("id")
+	inv := e.Do("POST", "/v1/invoices", e.Test, map[string]any{"customer": cus}).Str("id")
+	we := e.Do("POST", "/v1/webhook-endpoints", e.Test, map[string]any{"url": "https://example.com/h", "enabled_events": []string{"*"}}).Str("id")
+	parent := map[string]string{"/v1/invoices/:id/lines": inv, "/v1/webhook-endpoints/:id/deliveries": we}
+
+	re := regexp.MustCompile(`v1\("GET",\s*"(/v1/[^"]*)",\s*([a-zA-Z]+)`)
+	n := 0
+	for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+		route, need := m[1], m[2]
+		last := route[strings.LastIndexByte(route, '/')+1:]
+		if strings.HasPrefix(last, ":") || strings.Contains(last, ".") {
+			continue // a retrieve or an image, not a list
+		}
+		n++
+		path := strings.ReplaceAll(route, ":id", parent[route])
+		key := e.Test
+		switch {
+		case need == "platform":
+			key = platformKey
+		case strings.HasPrefix(route, "/v1/payout-accounts"):
+			key = e.Live // live only
+		}
+		t.Run(route, func(t *testing.T) {
+			is := is.New(t)
+			ok := e.Do("GET", path, key, nil)
+			is.Equal(ok.Status, 200) // the list itself answers
+			is.Equal(ok.Str("object"), "list")
+			for _, tc := range []struct{ query, param string }{
+				{"limit=0", "limit"},
+				{"limit=101", "limit"},
+				{"limit=abc", "limit"},
+				{"limit=1&limit=2", "limit"},
+				{"created_at%5Bgte%5D=notatime", "created_at[gte]"},
+				{"bogus_filter=1", "bogus_filter"},
+				{"starting_after=x_doesnotexist", "starting_after"},
+				{"ending_before=x_doesnotexist", "ending_before"},
+				{"starting_after=x_a&ending_before=x_b", ""},
+			} {
+				r := e.Do("GET", path+"?"+tc.query, key, nil)
+				is.Equal(r.Status, 400)                  // malformed list parameter
+				is.Equal(r.ErrCode(), "invalid_request") // code
+				if tc.param != "" {
+					is.Equal(r.ErrParam(), tc.param) // names the parameter
+				}
+			}
+		})
+	}
+	if n < 15 {
+		t.Fatalf("found only %d list routes in routes.go; update the pattern of this test", n)
+	}
 }
