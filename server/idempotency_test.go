@@ -3,6 +3,8 @@ package server_test
 import (
 	"fmt"
 	"net/url"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -243,4 +245,73 @@ func TestIdempotencyRetention(t *testing.T) {
 	e.Clock.Advance(24*time.Hour + time.Second)
 	other := e.Do("POST", "/v1/products", e.Test, map[string]any{"name": fmt.Sprint("ttl")}, "Idempotency-Key", "ttl-1")
 	is.Equal(other.Status, 200) // an expired key may be reused for anything
+}
+
+// TestIdempotencyEveryRoute sends every POST and DELETE route of routes.go twice with one
+// Idempotency-Key (an id that does not exist, or an incomplete create: a stored 4xx), so that a
+// new route cannot skip the mechanism: the second answer is the first, marked as replayed; another
+// body with the key is 400 idempotency_key_reused; the same key in another organization, or in
+// the other environment, runs afresh.
+func TestIdempotencyEveryRoute(t *testing.T) {
+	e := newEnv(t)
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaV1 := regexp.MustCompile(`v1\("(POST|DELETE)",\s*"(/v1/[^"]*)",\s*([a-zA-Z]+)`)
+	direct := regexp.MustCompile(`r\.Handler\(http\.Method(Post|Delete),\s*"(/v1/[^"]*)"`)
+	type route struct{ method, path, need string }
+	var routes []route
+	for _, m := range viaV1.FindAllStringSubmatch(string(src), -1) {
+		routes = append(routes, route{m[1], m[2], m[3]})
+	}
+	for _, m := range direct.FindAllStringSubmatch(string(src), -1) {
+		routes = append(routes, route{strings.ToUpper(m[1]), m[2], "write"})
+	}
+	if len(routes) < 40 {
+		t.Fatalf("found only %d write routes in routes.go; update the patterns of this test", len(routes))
+	}
+	other, _ := e.NewOrg("Outra", false)
+	otherKey := e.NewKey(other.ID, false, "read", "write")
+	_, platformKey := e.NewPlatform("Plataforma idempotente")
+
+	for i, rt := range routes {
+		path := strings.ReplaceAll(rt.path, ":id", "x_doesnotexist")
+		key, sameOrg := e.Test, e.Live // the other environment of the same organization
+		if rt.need == "platform" {
+			key, sameOrg = platformKey, ""
+		}
+		if strings.HasPrefix(rt.path, "/v1/payout-accounts") {
+			key, sameOrg = e.Live, e.Test // test keys get 409 sandbox_unsupported, never stored
+		}
+		var body, changed any
+		if rt.method == "POST" {
+			body, changed = map[string]any{}, map[string]any{"metadata": map[string]any{"k": "v"}}
+		}
+		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
+			is := is.New(t)
+			k := fmt.Sprintf("every-route-%d", i)
+			first := e.Do(rt.method, path, key, body, "Idempotency-Key", k)
+			is.True(first.Status < 500 && first.Status != 409) // an answer that is stored
+			second := e.Do(rt.method, path, key, body, "Idempotency-Key", k)
+			is.Equal(second.Status, first.Status)                      // same status
+			is.Equal(string(second.Raw), string(first.Raw))            // same body
+			is.Equal(second.Header.Get("Idempotent-Replayed"), "true") // marked as replay
+			var third resp
+			if rt.method == "POST" {
+				third = e.Do(rt.method, path, key, changed, "Idempotency-Key", k)
+			} else {
+				third = e.Do(rt.method, path+"x", key, nil, "Idempotency-Key", k)
+			}
+			is.Equal(third.Status, 400)                         // another request with the key
+			is.Equal(third.ErrCode(), "idempotency_key_reused") // code
+			for _, tok := range []string{otherKey, sameOrg} {
+				if tok == "" || rt.need == "platform" {
+					continue
+				}
+				r := e.Do(rt.method, path, tok, body, "Idempotency-Key", k)
+				is.Equal(r.Header.Get("Idempotent-Replayed"), "") // keys are per organization and environment
+			}
+		})
+	}
 }
