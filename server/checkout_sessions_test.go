@@ -520,6 +520,19 @@ func TestCheckoutAsyncBoleto(t *testing.T) {
 	is.Equal(g.Body["payment_status"], "unpaid")
 	is.Equal(len(e.coEvents(e.Test, "checkout.session.async.payment.failed", id)), 1)
 	is.Equal(e.Do("POST", "/v1/test-helpers/checkout-sessions/"+id+"/succeed", e.Test, nil).Status, 409) // nothing waits any more
+
+	// A regenerated boleto is the one the session (and its hosted page) shows and is paid.
+	rb := e.Do("POST", "/v1/payment-intents/"+h.Str("id")+"/regenerate-boleto", e.Test, map[string]any{})
+	is.Equal(rb.Status, 200)
+	is.Equal(rb.Body["status"], "pending")
+	newLine := digStr(rb.Body, "next_action.boleto.digitable_line")
+	is.True(newLine != line)
+	g = e.Do("GET", "/v1/checkout-sessions/"+id, e.Test, nil)
+	is.Equal(digStr(g.Body, "payment_data.boleto.digitable_line"), newLine)
+	is.Equal(digStr(g.Body, "payment_data.boleto.barcode"), digStr(rb.Body, "next_action.boleto.barcode"))
+	is.Equal(e.Do("POST", "/v1/test-helpers/checkout-sessions/"+id+"/succeed", e.Test, nil).Status, 200)
+	is.Equal(e.Do("GET", "/v1/checkout-sessions/"+id, e.Test, nil).Body["payment_status"], "paid")
+	is.Equal(len(e.coEvents(e.Test, "checkout.session.async.payment.succeeded", id)), 1)
 }
 
 func TestCheckoutTestHelpers(t *testing.T) {

@@ -181,7 +181,13 @@ func (s *Server) handlePaymentIntentRegenerateBoleto() http.Handler {
 			return
 		}
 		p.Origin = s.origin(r)
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.RegenerateBoleto(tx, a, id, p) })
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			pi, err := s.pay.RegenerateBoleto(tx, a, id, p)
+			if err != nil {
+				return nil, err
+			}
+			return pi, checkout.IntentReissued(tx, a, pi)
+		})
 	})
 }
 

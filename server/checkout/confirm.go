@@ -574,3 +574,22 @@ func CheckDirectConfirm(tx *db.Tx, scope domain.Scope, piID string) error {
 	}
 	return domain.Conflict(domain.CodePaymentIntentUnexpectedState, "You cannot confirm this payment intent directly: it belongs to checkout session %s. Confirm the checkout session instead (POST /v1/checkout-sessions/%s/confirm or its hosted page).", cs.ID, cs.ID)
 }
+
+// IntentReissued keeps a complete, unpaid session's payment_data on the boleto its intent pays
+// now, after POST /v1/payment-intents/{id}/regenerate-boleto: the hosted page and the session
+// show the new line and barcode, not the replaced ones. A session that is not waiting for its
+// payment is left as it is.
+func IntentReissued(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
+	cs, err := tx.FindCheckoutSessionByPaymentIntent(a.Scope, pi.ID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if cs.Status != domain.CheckoutComplete || cs.PaymentStatus != domain.CheckoutUnpaid || pi.PaymentData == nil {
+		return nil
+	}
+	cs.PaymentData = pi.PaymentData
+	return tx.UpdateCheckoutSession(a.Scope, cs)
+}
