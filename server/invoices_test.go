@@ -373,6 +373,12 @@ func TestInvoicePay(t *testing.T) {
 	is.Equal(r.Status, 400)
 	is.Equal(r.ErrParam(), "payment_method")
 	is.Equal(e.Do("POST", "/v1/invoices/"+noCard+"/pay", e.Test, map[string]any{"payment_method": "pm_000000000000000000000000"}).Status, 404)
+	// On an invoice of zero the named card is checked too, though nothing is charged.
+	zero := e.invCreate(map[string]any{"customer": cus}).Str("id")
+	r = e.Do("POST", "/v1/invoices/"+zero+"/pay", e.Test, map[string]any{"payment_method": "pm_000000000000000000000000"})
+	is.Equal(r.Status, 404)
+	is.Equal(r.ErrParam(), "payment_method")
+	is.Equal(e.Do("GET", "/v1/invoices/"+zero, e.Test, nil).Str("status"), "draft") // nothing changed
 
 	// A single-use card: saved fine, declined when reused (402 like confirm).
 	single := e.invSavedCard(cus, "4000009000000623")

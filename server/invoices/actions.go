@@ -100,6 +100,12 @@ func (svc *Service) Pay(tx *db.Tx, a domain.Actor, id string, p PayParams) (*dom
 				return nil, err
 			}
 		}
+	} else if p.PaymentMethod != nil {
+		// Nothing to charge, but a named card is still checked, never silently ignored (one of
+		// another organization or environment is 404 like everywhere else).
+		if _, err = paymentMethodFor(tx, a.Scope, inv, p.PaymentMethod); err != nil {
+			return nil, err
+		}
 	}
 	if inv.Status == domain.InvoiceDraft {
 		if err := finalize(tx, a, inv); err != nil {
