@@ -478,6 +478,14 @@ func TestCheckoutAsyncPix(t *testing.T) {
 	is.Equal(d.ErrCode(), "payment_intent_unexpected_state")
 	is.Equal(e.Do("GET", "/v1/payment-intents/"+piID, e.Test, nil).Body["status"], "requires_payment_method")
 	is.Equal(e.Do("GET", "/v1/checkout-sessions/"+id, e.Test, nil).Body["status"], "open")
+	// Nor can what it charges change under the session; description and metadata can.
+	u := e.Do("POST", "/v1/payment-intents/"+piID, e.Test, map[string]any{"amount": 100})
+	is.Equal(u.Status, 400)
+	is.Equal(u.ErrParam(), "amount")
+	is.Equal(e.Do("POST", "/v1/payment-intents/"+piID, e.Test, map[string]any{"metadata": map[string]any{"k": "v"}}).Status, 200)
+	paid := e.Do("POST", "/v1/checkout-sessions/"+id+"/confirm", e.Test, map[string]any{"payment_method_type": "pix", "customer_email": "succeed_immediately@example.com"})
+	is.Equal(paid.Body["payment_status"], "paid")
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+piID, e.Test, nil).Body["amount"], float64(10000))
 }
 
 func TestCheckoutAsyncBoleto(t *testing.T) {

@@ -63,7 +63,12 @@ func (s *Server) handlePaymentIntentUpdate() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.UpdateIntent(tx, a, id, p) })
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			if err := checkout.CheckDirectUpdate(tx, a.Scope, id, p); err != nil {
+				return nil, err
+			}
+			return s.pay.UpdateIntent(tx, a, id, p)
+		})
 	})
 }
 

@@ -593,3 +593,32 @@ func IntentReissued(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
 	cs.PaymentData = pi.PaymentData
 	return tx.UpdateCheckoutSession(a.Scope, cs)
 }
+
+// CheckDirectUpdate refuses, on an intent a checkout session made, the updates that would make
+// it charge something other than the session (amount, currency, methods, capture, interest):
+// those come from the session. description and metadata stay editable.
+func CheckDirectUpdate(tx *db.Tx, scope domain.Scope, piID string, p payments.IntentParams) error {
+	var param string
+	switch {
+	case p.Amount != nil:
+		param = "amount"
+	case p.Currency != nil:
+		param = "currency"
+	case p.PaymentMethodTypes != nil:
+		param = "payment_method_types"
+	case p.CaptureMethod != nil:
+		param = "capture_method"
+	case p.InterestPayer != nil:
+		param = "interest_payer"
+	default:
+		return nil
+	}
+	cs, err := tx.FindCheckoutSessionByPaymentIntent(scope, piID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return domain.Invalid(param, "This payment intent belongs to checkout session %s, which decides its %s; it cannot be updated here.", cs.ID, param)
+}
