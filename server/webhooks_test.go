@@ -551,6 +551,36 @@ func TestWebhookDeliverySurvivesACrashMidRequest(t *testing.T) {
 	is.Equal(ds[0]["attempt"], 2.0)
 }
 
+// TestWebhookStopCutsSlowAttemptsAndRequeuesThem: a graceful shutdown waits for a slow receiver
+// only StopGrace, not the whole Timeout; the cut attempt is not recorded and is sent again at the
+// next start without waiting for its lease.
+func TestWebhookStopCutsSlowAttemptsAndRequeuesThem(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	rc := newReceiver(t, false)
+	rc.holdRequests()
+	defer rc.release()
+	d := startWebhooks(e, func(o *webhooks.Options) { o.StopGrace = 200 * time.Millisecond })
+	epID, _ := e.createEndpoint(e.Test, rc.URL())
+	e.createCustomer(e.Test)
+	d.Start()
+	first := await(t, rc, "the first attempt")
+	t0 := time.Now()
+	d.Stop()
+	is.True(time.Since(t0) < 5*time.Second) // not the 10 s Timeout
+	rc.release()
+	is.Equal(len(e.deliveries(e.Test, epID)), 0) // the cut attempt left no record
+
+	d2 := startWebhooks(e)
+	e.deliver(d2) // same clock: due again at once
+	got := rc.requests()
+	is.Equal(len(got), 2)
+	is.Equal(got[1].ID, first.ID) // same webhook-id
+	ds := e.deliveries(e.Test, epID)
+	is.Equal(len(ds), 1)
+	is.Equal(ds[0]["status"], "succeeded")
+}
+
 // reopen starts a new server and database on e's file, keeping its clock, keys and master key.
 func reopen(t *testing.T, e *testEnv) *testEnv {
 	t.Helper()

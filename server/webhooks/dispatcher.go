@@ -54,6 +54,10 @@ type Options struct {
 	// Lease is how long a claimed row stays reserved for its attempt (default 30 s, at least
 	// twice Timeout); after a crash the row is claimed again once it expires.
 	Lease time.Duration
+	// StopGrace is how long Stop lets the attempts in flight finish (default 2 s). Longer ones are
+	// cut off unrecorded and their rows made due again, so that a slow receiver cannot hold up a
+	// graceful shutdown for the whole Timeout; the next start sends them again.
+	StopGrace time.Duration
 	// PollInterval is how often the background loop looks for due rows (default 250 ms).
 	PollInterval time.Duration
 	// Jitter returns numbers in [0, 1) that spread retries (default math/rand/v2); tests inject a constant.
@@ -81,6 +85,9 @@ type Dispatcher struct {
 	wake     chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
+	// sends is the context of every request; Stop cancels it once StopGrace has passed.
+	sends    context.Context
+	cutSends context.CancelFunc
 }
 
 // New returns a dispatcher; call Start to run it in the background.
@@ -107,6 +114,9 @@ func New(o Options) *Dispatcher {
 	if o.PollInterval <= 0 {
 		o.PollInterval = 250 * time.Millisecond
 	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = 2 * time.Second
+	}
 	if o.Jitter == nil {
 		o.Jitter = rand.Float64
 	}
@@ -114,6 +124,7 @@ func New(o Options) *Dispatcher {
 		o.Secrets = secrets.Random()
 	}
 	d := &Dispatcher{opts: o, db: o.DB, clock: o.Clock, keys: o.Secrets, log: o.Logger, inflight: map[string]int{}, wake: make(chan struct{}, 1)}
+	d.sends, d.cutSends = context.WithCancel(context.Background())
 	d.test = d.newClient(false)
 	d.live = d.newClient(!o.AllowPrivate)
 	return d
@@ -181,15 +192,30 @@ func (d *Dispatcher) Start() {
 	go d.loop()
 }
 
-// Stop ends the background loop and waits for the attempts in flight to be recorded (each is
-// bounded by Timeout). Rows it never claimed stay in the outbox for the next start.
+// Stop ends the background loop and waits for the attempts in flight to be recorded, at most
+// StopGrace: attempts still waiting for their receiver then are cut off, left unrecorded (their
+// outcome is unknown) and made due again, as after a crash but without waiting for the lease.
+// Rows it never claimed stay in the outbox for the next start. The dispatcher sends nothing
+// after Stop.
 func (d *Dispatcher) Stop() {
 	if d.stop == nil {
+		d.cutSends()
 		return
 	}
 	close(d.stop)
 	<-d.done
-	d.wg.Wait()
+	finished := make(chan struct{})
+	go func() {
+		d.wg.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-time.After(d.opts.StopGrace):
+		d.cutSends()
+		<-finished
+	}
+	d.cutSends()
 }
 
 // Notify wakes the background loop (after a commit that queued deliveries).
@@ -369,7 +395,8 @@ type attempt struct {
 func (a attempt) ok() bool { return a.err == "" && a.status >= 200 && a.status < 300 }
 
 // deliver makes one attempt for a claim and records it. It never uses the caller's context for
-// the request or the record: shutdown waits for attempts instead of cutting them off.
+// the request or the record: shutdown lets attempts finish for StopGrace, and an attempt it cuts
+// off after that is not recorded but made due again.
 func (d *Dispatcher) deliver(dl delivery) {
 	defer d.release(dl.c)
 	ctx := context.Background()
@@ -377,8 +404,18 @@ func (d *Dispatcher) deliver(dl delivery) {
 		d.settleOnly(ctx, dl.c, db.OutboxCanceled) // endpoint deleted or paused meanwhile
 		return
 	}
+	if d.sends.Err() != nil {
+		d.settleOnly(ctx, dl.c, db.OutboxPending) // stopped before sending: due again at once
+		return
+	}
 	start := d.clock.Now()
-	res := d.post(ctx, dl.ep, dl.ev, start, d.signingTime(dl.c.Attempt))
+	res := d.post(d.sends, dl.ep, dl.ev, start, d.signingTime(dl.c.Attempt))
+	if d.sends.Err() != nil {
+		// Cut off by Stop: the receiver may or may not have processed it. Due again at once, so
+		// the next start sends it again (receivers dedupe on webhook-id).
+		d.settleOnly(ctx, dl.c, db.OutboxPending)
+		return
+	}
 	d.record(ctx, dl.c, dl.ep, res, start)
 }
 
