@@ -291,6 +291,17 @@ func TestBoletoValidation(t *testing.T) {
 		r := e.payConfirm(e.Test, e.payIntent(e.Test, 5000, map[string]any{"customer": cus.Str("id")}).Str("id"), map[string]any{"payment_method_type": "boleto"})
 		is.Equal(r.Status, 200) // the customer's document and address serve the boleto
 		is.Equal(r.Str("status"), "pending")
+
+		// SPEC 8.5: the e-mail of the intent's customer picks the rule when the confirm sends
+		// none, also for a customer set by an update; the local part matches exactly.
+		for email, want := range map[string]string{"succeed_immediately@example.org": "succeeded",
+			"expire_immediately@example.org": "requires_payment_method", "Succeed_Immediately@example.org": "pending"} {
+			c := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": email})
+			pi := e.payIntent(e.Test, 5000, nil).Str("id")
+			is.Equal(e.Do("POST", "/v1/payment-intents/"+pi, e.Test, map[string]any{"customer": c.Str("id")}).Status, 200)
+			r := e.payConfirm(e.Test, pi, map[string]any{"payment_method_type": "pix"})
+			is.Equal(r.Str("status"), want)
+		}
 	})
 }
 
