@@ -589,6 +589,19 @@ func TestCheckoutTestHelpers(t *testing.T) {
 	is.Equal(r.Status, 200)
 	is.Equal(r.Body["status"], "requires_payment_method")
 	is.Equal(e.Do("GET", "/v1/checkout-sessions/"+p.Str("id"), e.Test, nil).Body["status"], "open")
+	// ... also when the buyer's or the customer's e-mail would pay a PIX or boleto at once.
+	payer := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "succeed_immediately@example.com"})
+	for _, extra := range []map[string]any{
+		{"payment_method_types": []string{"pix"}, "customer": payer.Str("id")},
+		{"payment_method_types": []string{"boleto"}, "customer_email": "succeed_immediately@example.com"},
+	} {
+		p := e.coSimple(e.Test, extra)
+		r = e.Do("POST", "/v1/test-helpers/checkout-sessions/"+p.Str("id")+"/fail", e.Test, nil)
+		is.Equal(r.Status, 200)
+		is.Equal(r.Body["status"], "requires_payment_method")
+		is.Equal(digStr(r.Body, "last_payment_error.code"), "payment_intent_payment_attempt_expired")
+		is.Equal(e.Do("GET", "/v1/checkout-sessions/"+p.Str("id"), e.Test, nil).Body["status"], "open")
+	}
 
 	// expire: the session expires and its intent is canceled.
 	x := e.coSimple(e.Test, nil)

@@ -12,6 +12,7 @@ import (
 	"troco/server/domain"
 	"troco/server/fees"
 	"troco/server/payments"
+	"troco/server/simulation"
 )
 
 // Confirm is the buyer paying (SPEC 3.3 open → complete), through the API or the hosted page:
@@ -473,7 +474,17 @@ func (svc *Service) TestHelper(tx *db.Tx, a domain.Actor, id, action string) (*d
 		return svc.Payments.GetIntent(tx, a.Scope, pi.ID)
 	default: // fail
 		p := helperParams(cs, false, tx.Now)
-		p.CustomerEmail = nil // the default SPEC 8.5 rule: the PIX or boleto waits, then expires below
+		if p.PaymentMethodType != domain.MethodCreditCard {
+			// A PIX or boleto that waits, then expires below: the buyer's e-mail unless it (or,
+			// without one, the intent customer's) picks another SPEC 8.5 rule, which could pay it.
+			waits := "pending@example.com"
+			if e := cs.CustomerEmail; e != nil {
+				if _, picked := simulation.RuleForEmail(*e); !picked {
+					waits = *e
+				}
+			}
+			p.CustomerEmail = &waits
+		}
 		if _, err := svc.Payments.Confirm(tx, a, pi.ID, p); err != nil {
 			if e, ok := domain.AsError(err); !ok || !e.KeepChanges {
 				return nil, err
