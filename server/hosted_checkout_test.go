@@ -238,6 +238,17 @@ func TestHostedCheckoutPixAndBoleto(t *testing.T) {
 	failed := b.get(sr2.Location)
 	is.True(failed.testID("page-failed"))
 	is.Equal(len(e.coEvents(e.Test, "checkout.session.async.payment.failed", s2.Str("id"))), 1)
+	// SPEC 3.4: the intent is back to requires_payment_method and the session stays unpaid,
+	// with the buyer data typed in the form; the same events as an expiry by the e-mail rules.
+	g2 := e.Do("GET", "/v1/checkout-sessions/"+s2.Str("id"), e.Test, nil)
+	is.Equal(g2.Body["payment_status"], "unpaid")
+	is.Equal(g2.Body["customer_email"], "bia@example.com")
+	is.Equal(g2.Body["customer_name"], "Bia Lima")
+	pi2 := e.Do("GET", "/v1/payment-intents/"+g2.Str("payment_intent"), e.Test, nil)
+	is.Equal(pi2.Body["status"], "requires_payment_method")
+	is.Equal(digStr(pi2.Body, "last_payment_error.code"), "payment_intent_payment_attempt_expired")
+	is.Equal(len(e.coEvents(e.Test, "payment_intent.payment_failed", pi2.Str("id"))), 1)
+	is.Equal(len(e.coEvents(e.Test, "charge.failed", pi2.Str("latest_charge"))), 1)
 
 	// The boleto form without a document is refused with a clear message.
 	s3 := e.coSimple(e.Test, nil)
