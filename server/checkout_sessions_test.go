@@ -602,6 +602,20 @@ func TestCheckoutTestHelpers(t *testing.T) {
 		is.Equal(digStr(r.Body, "last_payment_error.code"), "payment_intent_payment_attempt_expired")
 		is.Equal(e.Do("GET", "/v1/checkout-sessions/"+p.Str("id"), e.Test, nil).Body["status"], "open")
 	}
+	// ... and succeed pays even when the buyer's or the customer's e-mail would expire it at once.
+	expirer := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "expire_immediately@example.com"})
+	for _, extra := range []map[string]any{
+		{"payment_method_types": []string{"pix"}, "customer": expirer.Str("id")},
+		{"payment_method_types": []string{"pix"}, "customer_email": "expire_immediately@example.com"},
+	} {
+		p := e.coSimple(e.Test, extra)
+		r = e.Do("POST", "/v1/test-helpers/checkout-sessions/"+p.Str("id")+"/succeed", e.Test, nil)
+		is.Equal(r.Status, 200)
+		is.Equal(r.Body["status"], "succeeded")
+		g := e.Do("GET", "/v1/checkout-sessions/"+p.Str("id"), e.Test, nil)
+		is.Equal(g.Body["status"], "complete")
+		is.Equal(g.Body["payment_status"], "paid")
+	}
 
 	// expire: the session expires and its intent is canceled.
 	x := e.coSimple(e.Test, nil)

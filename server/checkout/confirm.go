@@ -12,7 +12,6 @@ import (
 	"troco/server/domain"
 	"troco/server/fees"
 	"troco/server/payments"
-	"troco/server/simulation"
 )
 
 // Confirm is the buyer paying (SPEC 3.3 open → complete), through the API or the hosted page:
@@ -444,7 +443,9 @@ func (svc *Service) TestHelper(tx *db.Tx, a domain.Actor, id, action string) (*d
 	if action == HelperSucceed {
 		// Paid as a buyer would pay: the confirmation creates the intent, so
 		// checkout.session.completed lists payment_intent among the previous attributes.
-		cs, err := svc.Confirm(tx, a, cs.ID, helperParams(cs, true, tx.Now), "")
+		p := helperParams(cs, true, tx.Now)
+		p.SimulateWaiting = true // a PIX or boleto waits whatever the e-mail, then is settled below
+		cs, err := svc.Confirm(tx, a, cs.ID, p, "")
 		if err != nil {
 			return nil, err
 		}
@@ -474,17 +475,7 @@ func (svc *Service) TestHelper(tx *db.Tx, a domain.Actor, id, action string) (*d
 		return svc.Payments.GetIntent(tx, a.Scope, pi.ID)
 	default: // fail
 		p := helperParams(cs, false, tx.Now)
-		if p.PaymentMethodType != domain.MethodCreditCard {
-			// A PIX or boleto that waits, then expires below: the buyer's e-mail unless it (or,
-			// without one, the intent customer's) picks another SPEC 8.5 rule, which could pay it.
-			waits := "pending@example.com"
-			if e := cs.CustomerEmail; e != nil {
-				if _, picked := simulation.RuleForEmail(*e); !picked {
-					waits = *e
-				}
-			}
-			p.CustomerEmail = &waits
-		}
+		p.SimulateWaiting = true // a PIX or boleto waits whatever the e-mail, then expires below
 		if _, err := svc.Payments.Confirm(tx, a, pi.ID, p); err != nil {
 			if e, ok := domain.AsError(err); !ok || !e.KeepChanges {
 				return nil, err

@@ -124,6 +124,10 @@ type ConfirmParams struct {
 	// Hosted marks a confirmation made by the buyer on the hosted checkout: a saved card used
 	// there is not a SPEC 7.1 "reuse".
 	Hosted bool `json:"-"`
+	// SimulateWaiting (test mode, the checkout test helpers) starts a PIX or boleto in the
+	// waiting state whatever SPEC 8.5 rule the buyer's e-mail picks, so the helper decides
+	// the outcome.
+	SimulateWaiting bool `json:"-"`
 }
 
 // confirmation carries one confirmation through its steps.
