@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -278,28 +276,14 @@ var isolationExempt = map[string]string{
 // TestIsolationCoversEveryRoute fails when routes.go has a /v1 route that no isolation case
 // covers: add the route to isolationResources (or, if it has no objects, to isolationExempt).
 func TestIsolationCoversEveryRoute(t *testing.T) {
-	src, err := os.ReadFile("routes.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	covered := map[string]bool{}
 	for _, res := range isolationResources {
 		for _, r := range res.routes {
 			covered[r.method+" "+r.path] = true
 		}
 	}
-	re := regexp.MustCompile(`v1\("(GET|POST|DELETE|PUT|PATCH)",\s*"(/v1/[^"]*)"`)
-	routes := re.FindAllStringSubmatch(string(src), -1)
-	// The confirms that also take a client_secret are registered with r.Handler directly.
-	direct := regexp.MustCompile(`r\.Handler\(http\.Method(Get|Post|Delete),\s*"(/v1/[^"]*)"`)
-	for _, m := range direct.FindAllStringSubmatch(string(src), -1) {
-		routes = append(routes, []string{m[0], strings.ToUpper(m[1]), m[2]})
-	}
-	if len(routes) == 0 {
-		t.Fatal("found no /v1 routes in routes.go; update the pattern of this test")
-	}
-	for _, m := range routes {
-		key := m[1] + " " + m[2]
+	for _, rt := range v1Routes(t) {
+		key := rt.method + " " + rt.path
 		if !covered[key] && isolationExempt[key] == "" {
 			t.Errorf("route %s has no isolation case: add it to isolationResources in isolation_test.go", key)
 		}

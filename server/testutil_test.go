@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -279,3 +281,31 @@ func (r resp) IDs() []string {
 
 // URL is the server's base address.
 func (e *testEnv) URL() string { return e.srv.URL }
+
+// v1Route is a /v1 route of routes.go: its method, path and the scope expression it needs
+// (read, write, platform, platformOr(read), platformOwn(write)…; "write" for the confirms
+// registered with r.Handler directly, which also take a client_secret).
+type v1Route struct{ method, path, need string }
+
+// v1Routes reads every /v1 route from routes.go, so that the tests walking every route (auth,
+// idempotency, pagination, isolation) fail when a new route skips a shared mechanism.
+func v1Routes(t *testing.T) []v1Route {
+	t.Helper()
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaV1 := regexp.MustCompile(`v1\("(GET|POST|DELETE)",\s*"(/v1/[^"]*)",\s*([a-zA-Z]+(?:\([a-z]+\))?)`)
+	direct := regexp.MustCompile(`r\.Handler\(http\.Method(Get|Post|Delete),\s*"(/v1/[^"]*)"`)
+	var routes []v1Route
+	for _, m := range viaV1.FindAllStringSubmatch(string(src), -1) {
+		routes = append(routes, v1Route{m[1], m[2], m[3]})
+	}
+	for _, m := range direct.FindAllStringSubmatch(string(src), -1) {
+		routes = append(routes, v1Route{strings.ToUpper(m[1]), m[2], "write"})
+	}
+	if len(routes) < 50 {
+		t.Fatalf("found only %d /v1 routes in routes.go; update the patterns of v1Routes", len(routes))
+	}
+	return routes
+}
