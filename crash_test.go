@@ -305,3 +305,19 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 	t.Logf("SIGTERM: %d acknowledged writes found, %d refused at the door and retried", acked, retried)
 	is.True(acked > 0)
 }
+
+// TestShutdownDoesNotWaitForUnusedConnections: a connection on which no request was ever sent (a
+// browser's preconnection, a client pool's spare) does not hold a graceful shutdown for the 5 s
+// net/http grants it (it would drop a request arriving there during the shutdown anyway).
+func TestShutdownDoesNotWaitForUnusedConnections(t *testing.T) {
+	is := is.New(t)
+	dir, addr := t.TempDir(), freeAddr(t)
+	in := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", filepath.Join(dir, "troco.db"), "--data-dir", dir)
+	unused, err := tls.Dial("tcp", addr, in.client.Transport.(*http.Transport).TLSClientConfig) // handshake done, never used
+	is.NoErr(err)
+	defer unused.Close()
+	time.Sleep(100 * time.Millisecond) // accepted
+	t0 := time.Now()
+	is.NoErr(in.stop())                     // graceful: nil
+	is.True(time.Since(t0) < 3*time.Second) // not held 5 s by the unused connection
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/acme/autocert"
@@ -201,6 +202,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 	defer dispatcher.Stop() // waits for the deliveries in flight; runs before the store closes
 
 	errc := make(chan error, 2)
+	unused := &unusedConns{m: map[net.Conn]struct{}{}}
+	httpsServer.ConnState = unused.track
+	httpsServer.RegisterOnShutdown(unused.close) // runs once Shutdown has begun: see unusedConns
 	server.PrepareHTTPS(httpsServer)
 	go func() { errc <- httpsServer.Serve(server.TLSListener(ln, tlsConfig)) }()
 	if plain != nil {
@@ -226,6 +230,41 @@ func serve(ctx context.Context, env Env, args []string) error {
 		err = errors.Join(err, plain.Shutdown(shutdownCtx))
 	}
 	return errors.Join(serveErr, err)
+}
+
+// unusedConns tracks the HTTPS connections on which no request has started yet. Shutdown waits
+// for such a connection until 5 s after it was accepted, although net/http drops any request that
+// arrives on it once the shutdown has begun; so a client that opened one and never used it (a
+// browser's preconnection, an HTTP client pool's spare dial) would hold the exit for nothing.
+// close, run by Shutdown after it began, closes them (and any accepted later). A connection whose
+// request header was read before the shutdown began is active, not tracked, and is answered.
+type unusedConns struct {
+	mu     sync.Mutex
+	m      map[net.Conn]struct{}
+	closed bool
+}
+
+func (u *unusedConns) track(c net.Conn, s http.ConnState) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case s != http.StateNew:
+		delete(u.m, c)
+	case u.closed:
+		_ = c.Close()
+	default:
+		u.m[c] = struct{}{}
+	}
+}
+
+func (u *unusedConns) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.closed = true
+	for c := range u.m {
+		_ = c.Close()
+		delete(u.m, c)
+	}
 }
 
 // tlsConfig chooses the certificate source: PEM files, ACME, or the generated local CA.
