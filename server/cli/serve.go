@@ -115,9 +115,16 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	defer store.Close()
 
+	keyring, err := secrets.LoadOrCreate(cfg.dataDir)
+	if err != nil {
+		return err
+	}
 	var org *domain.Organization
 	var bootKey *domain.APIKey
 	err = store.Write(ctx, func(tx *db.Tx) error {
+		if err := checkMasterKey(tx, keyring, cfg.dataDir); err != nil {
+			return err
+		}
 		if v, ok, err := tx.GetSetting(server.ClockOffsetSetting); err != nil {
 			return err
 		} else if ok && cfg.allowTimeTravel {
@@ -152,13 +159,6 @@ func serve(ctx context.Context, env Env, args []string) error {
 		}
 	}
 
-	keyring, err := secrets.LoadOrCreate(cfg.dataDir)
-	if err != nil {
-		return err
-	}
-	if err := store.Write(ctx, func(tx *db.Tx) error { return checkMasterKey(tx, keyring, cfg.dataDir) }); err != nil {
-		return err
-	}
 	runner := jobs.NewRunner(clk, log)
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
