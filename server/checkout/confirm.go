@@ -64,8 +64,8 @@ func (svc *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParam
 	// SPEC 7: too many instalments is a 400 "with the same message in both environments", so the
 	// ceiling (the amount's and the organization's) is checked before the live-mode activation.
 	if p.Installments != nil && cs.TotalAmount > 0 {
-		if err := fees.CheckInstallments(*p.Installments, cs.TotalAmount, org.MaxInstallments, ""); err != nil {
-			return nil, domain.Invalid("installments", "%s", err.Error())
+		if err := payments.CheckInstallments(*p.Installments, cs.TotalAmount, org); err != nil {
+			return nil, err
 		}
 	}
 	if !CanAcceptPayments(org, a.Livemode) {

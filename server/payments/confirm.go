@@ -165,7 +165,7 @@ func (s *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams)
 	// ceiling (which depends only on the amount and the organization) is checked before the
 	// live-mode activation.
 	if p.Installments != nil {
-		if err := checkInstallments(*p.Installments, pi.Amount, org); err != nil {
+		if err := CheckInstallments(*p.Installments, pi.Amount, org); err != nil {
 			return nil, err
 		}
 	}
@@ -186,8 +186,10 @@ func (s *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams)
 	return s.confirmAsync(tx, c, method)
 }
 
-// checkInstallments checks an instalment count against the ceiling of CONTRACT 5 for any brand.
-func checkInstallments(count int, amount int64, org *domain.Organization) error {
+// CheckInstallments checks an instalment count against the ceiling of CONTRACT 5 for any brand
+// (the amount's and the organization's): the 400 naming installments, the same in both
+// environments, before anything is charged.
+func CheckInstallments(count int, amount int64, org *domain.Organization) error {
 	return installmentError(fees.CheckInstallments(count, amount, org.MaxInstallments, ""))
 }
 
