@@ -327,6 +327,7 @@ func TestRecurringPriceValidation(t *testing.T) {
 		{"more than a year of months", map[string]any{"interval": "month", "interval_count": 13}, "invalid_request", "recurring[interval_count]"},
 		{"two years", map[string]any{"interval": "year", "interval_count": 2}, "invalid_request", "recurring[interval_count]"},
 		{"negative count", map[string]any{"interval": "month", "interval_count": -1}, "invalid_request", "recurring[interval_count]"},
+		{"zero count", map[string]any{"interval": "month", "interval_count": 0}, "invalid_request", "recurring[interval_count]"}, // absent is 1, 0 is not
 		{"bad usage type", map[string]any{"interval": "month", "usage_type": "per_seat"}, "invalid_request", "recurring[usage_type]"},
 		{"negative trial", map[string]any{"interval": "month", "trial_period_days": -1}, "invalid_request", "recurring[trial_period_days]"},
 		{"trial too long", map[string]any{"interval": "month", "trial_period_days": 731}, "invalid_request", "recurring[trial_period_days]"},

@@ -419,7 +419,7 @@ var billingTriggers = map[string]triggerFunc{
 		if err != nil {
 			return err
 		}
-		pr, err := core.CreatePrice(tx, a, core.PriceParams{Product: p.ID, UnitAmount: ptr(int64(1990)), Recurring: &domain.Recurring{Interval: "month", IntervalCount: 1}})
+		pr, err := core.CreatePrice(tx, a, core.PriceParams{Product: p.ID, UnitAmount: ptr(int64(1990)), Recurring: &core.RecurringParams{Interval: "month"}})
 		if err != nil {
 			return err
 		}

@@ -21,11 +21,11 @@ type ProductParams struct {
 
 // PriceData creates a price together with its product.
 type PriceData struct {
-	UnitAmount  *int64            `json:"unit_amount"`
-	Currency    string            `json:"currency"`
-	Recurring   *domain.Recurring `json:"recurring"`
-	TaxBehavior string            `json:"tax_behavior"`
-	Name        *string           `json:"name"`
+	UnitAmount  *int64           `json:"unit_amount"`
+	Currency    string           `json:"currency"`
+	Recurring   *RecurringParams `json:"recurring"`
+	TaxBehavior string           `json:"tax_behavior"`
+	Name        *string          `json:"name"`
 }
 
 func (p *ProductParams) apply(pr *domain.Product) error {
@@ -165,12 +165,21 @@ func DeleteProduct(tx *db.Tx, a domain.Actor, id string) (*domain.Deleted, error
 	return &domain.Deleted{ID: id, Object: "product", Deleted: true}, emit(tx, a, "product.deleted", pr, nil)
 }
 
+// RecurringParams is the recurring cycle of a price being created: interval_count may be left
+// out (1) but not sent as 0.
+type RecurringParams struct {
+	Interval        string `json:"interval"`
+	IntervalCount   *int   `json:"interval_count"`
+	TrialPeriodDays *int   `json:"trial_period_days"`
+	UsageType       string `json:"usage_type"`
+}
+
 // PriceParams is the body of price create and update.
 type PriceParams struct {
 	Product     string                        `json:"product"`
 	UnitAmount  *int64                        `json:"unit_amount"`
 	Currency    string                        `json:"currency"`
-	Recurring   *domain.Recurring             `json:"recurring"`
+	Recurring   *RecurringParams              `json:"recurring"`
 	TaxBehavior string                        `json:"tax_behavior"`
 	Name        domain.Opt[string]            `json:"name"`
 	IsActive    *bool                         `json:"is_active"`
@@ -201,7 +210,10 @@ func newPrice(param string, p PriceParams) (*domain.Price, error) {
 		}
 	}
 	if p.Recurring != nil {
-		r := *p.Recurring
+		r := domain.Recurring{Interval: p.Recurring.Interval, IntervalCount: 1, TrialPeriodDays: p.Recurring.TrialPeriodDays, UsageType: p.Recurring.UsageType}
+		if p.Recurring.IntervalCount != nil {
+			r.IntervalCount = *p.Recurring.IntervalCount
+		}
 		if err := r.Validate(prefix("recurring")); err != nil {
 			return nil, err
 		}

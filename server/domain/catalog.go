@@ -80,9 +80,6 @@ func (r *Recurring) Validate(param string) error {
 	if !ok {
 		return Invalid(param+"[interval]", "interval must be one of day, week, month or year.")
 	}
-	if r.IntervalCount == 0 {
-		r.IntervalCount = 1
-	}
 	if r.IntervalCount < 1 || r.IntervalCount > limit {
 		return Invalid(param+"[interval_count]", "interval_count must be between 1 and %d for interval %s (at most one year).", limit, r.Interval)
 	}
