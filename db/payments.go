@@ -90,7 +90,7 @@ func scanPaymentIntent(s scanner) (*domain.PaymentIntent, string, error) {
 // CreatePaymentIntent inserts pi in scope, assigning its id, client secret and timestamps.
 func (tx *Tx) CreatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) error {
 	pi.ID = domain.NewID(domain.PrefixPaymentIntent)
-	pi.ClientSecret = pi.ID + "_secret_" + domain.NewID("")
+	pi.ClientSecret = pi.ID + "_secret_" + domain.NewSecret("")
 	pi.Object = "payment_intent"
 	pi.Livemode = s.Livemode
 	pi.CreatedAt, pi.UpdatedAt = domain.At(tx.Now), domain.At(tx.Now)
@@ -523,7 +523,7 @@ func scanSetupIntent(s scanner) (*domain.SetupIntent, error) {
 // CreateSetupIntent inserts si in scope, assigning id, client secret and timestamps.
 func (tx *Tx) CreateSetupIntent(s domain.Scope, si *domain.SetupIntent) error {
 	si.ID = domain.NewID(domain.PrefixSetupIntent)
-	si.ClientSecret = si.ID + "_secret_" + domain.NewID("")
+	si.ClientSecret = si.ID + "_secret_" + domain.NewSecret("")
 	si.Object = "setup_intent"
 	si.Livemode = s.Livemode
 	si.CreatedAt, si.UpdatedAt = domain.At(tx.Now), domain.At(tx.Now)
