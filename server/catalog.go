@@ -113,8 +113,8 @@ func (s *Server) handlePriceList() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if t := q.str("type"); t != "" && t != domain.PriceOneTime && t != domain.PriceRecurring {
-			s.writeError(w, r, domain.Invalid("type", "type must be one_time or recurring."))
+		if _, err := q.oneOf("type", domain.PriceOneTime, domain.PriceRecurring); err != nil {
+			s.writeError(w, r, err)
 			return
 		}
 		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
 
 	"troco/db"
 	"troco/server/checkout"
@@ -52,12 +51,12 @@ func (s *Server) handleCheckoutSessionList() http.Handler {
 		}
 		f := db.CheckoutSessionFilter{Status: q.str("status"), PaymentStatus: q.str("payment_status"), Customer: q.str("customer"),
 			PaymentIntent: q.str("payment_intent"), PaymentLink: q.str("payment_link")}
-		if f.Status != "" && !slices.Contains(checkoutStatuses, f.Status) {
-			s.writeError(w, r, domain.Invalid("status", "status must be open, complete or expired."))
+		if _, err := q.oneOf("status", checkoutStatuses...); err != nil {
+			s.writeError(w, r, err)
 			return
 		}
-		if f.PaymentStatus != "" && !slices.Contains(checkoutPaymentStatuses, f.PaymentStatus) {
-			s.writeError(w, r, domain.Invalid("payment_status", "payment_status must be unpaid, paid or no_payment_required."))
+		if _, err := q.oneOf("payment_status", checkoutPaymentStatuses...); err != nil {
+			s.writeError(w, r, err)
 			return
 		}
 		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {

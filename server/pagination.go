@@ -90,6 +90,16 @@ func parseTimeParam(v string) (int64, error) {
 // str returns an equality filter's value.
 func (q *listQuery) str(name string) string { return q.values.Get(name) }
 
+// oneOf returns an equality filter whose value must be one of allowed (or absent): anything
+// else is 400 naming the filter.
+func (q *listQuery) oneOf(name string, allowed ...string) (string, error) {
+	v := q.values.Get(name)
+	if v != "" && !slices.Contains(allowed, v) {
+		return "", domain.Invalid(name, "%s must be one of %s.", name, strings.Join(allowed, ", "))
+	}
+	return v, nil
+}
+
 // boolean returns an equality filter parsed as true/false.
 func (q *listQuery) boolean(name string) (*bool, error) {
 	if !q.values.Has(name) {

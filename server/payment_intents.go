@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"troco/db"
@@ -79,8 +77,8 @@ func (s *Server) handlePaymentIntentList() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if st := q.str("status"); st != "" && !slices.Contains(paymentIntentStatuses, st) {
-			s.writeError(w, r, domain.Invalid("status", "status must be one of %s.", strings.Join(paymentIntentStatuses, ", ")))
+		if _, err := q.oneOf("status", paymentIntentStatuses...); err != nil {
+			s.writeError(w, r, err)
 			return
 		}
 		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
@@ -279,8 +277,8 @@ func (s *Server) handleTransactionList() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if t := q.str("type"); t != "" && t != domain.TxnTypeCharge && t != domain.TxnTypeRefund {
-			s.writeError(w, r, domain.Invalid("type", "type must be charge or refund."))
+		if _, err := q.oneOf("type", domain.TxnTypeCharge, domain.TxnTypeRefund); err != nil {
+			s.writeError(w, r, err)
 			return
 		}
 		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"slices"
 
 	"troco/db"
 	"troco/server/domain"
@@ -35,8 +34,8 @@ func (s *Server) handlePaymentMethodList() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if t := q.str("type"); t != "" && !slices.Contains([]string{domain.MethodCreditCard, domain.MethodPix, domain.MethodBoleto}, t) {
-			s.writeError(w, r, domain.Invalid("type", "type must be credit_card, pix or boleto."))
+		if _, err := q.oneOf("type", domain.MethodCreditCard, domain.MethodPix, domain.MethodBoleto); err != nil {
+			s.writeError(w, r, err)
 			return
 		}
 		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
