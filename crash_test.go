@@ -84,7 +84,7 @@ func crashClient(dir, addr, key string) *crashAPI {
 	return &crashAPI{base: "https://" + addr, key: key, hc: &http.Client{Transport: tr, Timeout: 20 * time.Second}}
 }
 
-// post sends a keyed write; status 0 means no answer arrived.
+// send sends a keyed write; status 0 means no answer arrived.
 func (c *crashAPI) send(method, path, idem string, body []byte) (int, map[string]any, http.Header) {
 	var rd io.Reader
 	if body != nil {
