@@ -25,19 +25,15 @@ func newChromium(t *testing.T) context.Context {
 	return ctx
 }
 
-// activationShot saves a full-page PNG under docs/screenshots on every run of the browser test
-// (the figures of the hosted activation flow); TROCO_SCREENSHOTS=0 skips them.
-func activationShot(name string) chromedp.Action {
+// activationShot saves a full-page PNG of the hosted activation flow into screenshotDir.
+func activationShot(t *testing.T, name string) chromedp.Action {
+	dir := screenshotDir(t)
 	return chromedp.ActionFunc(func(ctx context.Context) error {
-		if os.Getenv("TROCO_SCREENSHOTS") == "0" {
+		if dir == "" {
 			return nil
 		}
 		var png []byte
 		if err := chromedp.FullScreenshot(&png, 100).Do(ctx); err != nil {
-			return err
-		}
-		dir := filepath.Join("..", "docs", "screenshots")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 		return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
@@ -90,13 +86,13 @@ func TestActivationBrowser(t *testing.T) {
 	q := chromedp.ByQuery
 	var banner, legend, errSummary, expired, location string
 	step("open the url", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(url), chromedp.WaitVisible(`[data-testid="activation-form"]`, q),
-		chromedp.Text(`[data-testid="sandbox-banner"]`, &banner, q), chromedp.Text(`legend`, &legend, q), activationShot("activation-business-desktop"))
+		chromedp.Text(`[data-testid="sandbox-banner"]`, &banner, q), chromedp.Text(`legend`, &legend, q), activationShot(t, "activation-business-desktop"))
 	is.True(strings.Contains(banner, "MODO DE TESTE"))
 	is.True(strings.Contains(legend, "Etapa 1 de 5"))
 
 	// Step 1, with an invalid phone first: the server answers in Portuguese.
 	step("invalid phone", chromedp.SetValue(`#f-phone`, "123", q), chromedp.Click(`[data-testid="activation-next"]`, q),
-		chromedp.WaitVisible(`.error-summary`, q), chromedp.Text(`.error-summary`, &errSummary, q), activationShot("activation-errors-desktop"))
+		chromedp.WaitVisible(`.error-summary`, q), chromedp.Text(`.error-summary`, &errSummary, q), activationShot(t, "activation-errors-desktop"))
 	is.True(strings.Contains(errSummary, "Informe um telefone válido com DDD"))
 	step("business",
 		chromedp.SetValue(`#f-phone`, "(11) 3222-1010", q),
@@ -110,7 +106,7 @@ func TestActivationBrowser(t *testing.T) {
 		chromedp.SetValue(`#f-rep_birth_date`, "1984-07-09", q),
 		chromedp.Click(`[data-testid="activation-next"]`, q),
 		chromedp.WaitVisible(`#f-postal_code`, q),
-		activationShot("activation-address-desktop"), // prefilled from the organization
+		activationShot(t, "activation-address-desktop"), // prefilled from the organization
 	)
 	step("address", chromedp.Click(`[data-testid="activation-next"]`, q), chromedp.WaitVisible(`#f-bank_code`, q))
 	step("bank account",
@@ -124,7 +120,7 @@ func TestActivationBrowser(t *testing.T) {
 	step("document and submit",
 		chromedp.SetUploadFiles(`#f-document_file`, []string{doc}, q),
 		chromedp.Click(`#f-accept_terms`, q),
-		activationShot("activation-documents-desktop"),
+		activationShot(t, "activation-documents-desktop"),
 		chromedp.Click(`[data-testid="activation-submit"]`, q),
 		chromedp.WaitVisible(`#returned`, q),
 		chromedp.Location(&location),
@@ -136,7 +132,7 @@ func TestActivationBrowser(t *testing.T) {
 
 	// The link again: the expired page, nothing changes.
 	step("reuse the link", chromedp.Navigate(url), chromedp.WaitVisible(`[data-testid="activation-expired"]`, q),
-		chromedp.Text(`h1`, &expired, q), activationShot("activation-expired-desktop"))
+		chromedp.Text(`h1`, &expired, q), activationShot(t, "activation-expired-desktop"))
 	is.True(strings.Contains(expired, "Link expirado"))
 
 	g := e.Do("GET", "/v1/activation-sessions/"+s.Str("id"), p.Test, nil)
@@ -153,11 +149,11 @@ func TestActivationBrowser(t *testing.T) {
 	var width int
 	step("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
 		chromedp.Navigate(s2.Str("url")), chromedp.WaitVisible(`[data-testid="activation-form"]`, q),
-		chromedp.Evaluate(`document.documentElement.scrollWidth`, &width), activationShot("activation-business-phone"),
+		chromedp.Evaluate(`document.documentElement.scrollWidth`, &width), activationShot(t, "activation-business-phone"),
 		chromedp.Navigate(e.URL()+"/activation/sessions/"+s2.Str("id")+"?step=documents"), chromedp.WaitVisible(`[data-testid="activation-submit"]`, q),
-		activationShot("activation-documents-phone"),
+		activationShot(t, "activation-documents-phone"),
 		chromedp.Navigate(s2.Str("url")), chromedp.WaitVisible(`[data-testid="activation-expired"]`, q),
-		activationShot("activation-expired-phone"),
+		activationShot(t, "activation-expired-phone"),
 	)
 	is.True(width <= 390)
 }

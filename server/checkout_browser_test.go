@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,9 +19,34 @@ import (
 
 // Browser tests of the hosted checkout: a real headless Chromium pays by card, by PIX with the
 // yellow bar's "simulate payment" and by boleto. They skip without a Chromium binary
-// ($CHROME_PATH or /usr/bin/chromium); CI installs one. They also save every screen at desktop
-// (1280) and phone (390) widths under docs/screenshots/ (TROCO_SCREENSHOTS=0 turns that off; a
-// read-only checkout only logs that the files could not be written).
+// ($CHROME_PATH or /usr/bin/chromium); CI installs one. They also take every screen at desktop
+// (1280) and phone (390) widths; see screenshotDir for where the PNGs go.
+
+// screenshotDir is where browser tests write their PNGs: docs/screenshots/ when
+// TROCO_SCREENSHOTS=1 (run that way to refresh the committed figures, then commit them once),
+// "" (take none) when TROCO_SCREENSHOTS=0, and otherwise a temporary directory, so an ordinary
+// `go test` exercises every screenshot without rewriting tracked files.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	switch os.Getenv("TROCO_SCREENSHOTS") {
+	case "0":
+		return ""
+	case "1":
+		dir := filepath.Join("..", "docs", "screenshots")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Logf("screenshots not saved: %v", err)
+			return ""
+		}
+		return dir
+	}
+	screenshotTmp.Do(func() { screenshotTmp.dir, _ = os.MkdirTemp("", "troco-screenshots-") })
+	return screenshotTmp.dir
+}
+
+var screenshotTmp struct {
+	sync.Once
+	dir string
+}
 
 // chromePath returns the Chromium binary, or skips the test.
 func chromePath(t *testing.T) string {
@@ -121,15 +147,11 @@ func (c *chrome) has(id string) bool {
 	return v
 }
 
-// shoot saves the current page at desktop and phone widths (unless TROCO_SCREENSHOTS=0).
+// shoot saves the current page at desktop and phone widths into screenshotDir.
 func (c *chrome) shoot(name string) {
 	c.t.Helper()
-	if os.Getenv("TROCO_SCREENSHOTS") == "0" {
-		return
-	}
-	dir := filepath.Join("..", "docs", "screenshots")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		c.t.Logf("screenshots not saved: %v", err)
+	dir := screenshotDir(c.t)
+	if dir == "" {
 		return
 	}
 	for _, v := range []struct {
