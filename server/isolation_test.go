@@ -92,6 +92,27 @@ var isolationResources = []isoResource{
 		},
 	},
 	{
+		name: "files",
+		create: func(t *testing.T, e *testEnv, a isoActor) string {
+			r := e.uploadFile(a.token, "product_image", "iso.png", "image/png", pngBytes, a.headers...)
+			if r.Status != 200 {
+				t.Fatalf("%s: upload: %d %s", a.name, r.Status, r.Raw)
+			}
+			return r.Str("id")
+		},
+		get: "/v1/files/:id",
+		routes: []isoRoute{
+			{"GET", "/v1/files", nil},
+			{"POST", "/v1/files", nil},
+			{"GET", "/v1/files/:id", nil},
+			{"DELETE", "/v1/files/:id", nil},
+		},
+		refs: []isoReference{
+			{name: "a foreign file as a product image", method: "POST", path: "/v1/products", body: func(id string) any { return map[string]any{"name": "P", "image_url": id} }, wantStatus: 400, wantParam: "image_url"},
+			{name: "files filtered by purpose", method: "GET", path: "/v1/files?purpose=product_image", wantStatus: 200, wantEmpty: false},
+		},
+	},
+	{
 		name: "products",
 		create: func(t *testing.T, e *testEnv, a isoActor) string {
 			return mustCreate(t, e, a, "/v1/products", map[string]any{"name": "Iso"})
