@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -353,10 +355,13 @@ func (s *Server) moveLegacyDocuments(ctx context.Context, st *files.Store) error
 	}
 }
 
-// spoolBody copies an upload's body to a temporary file of the store while writing it to sum,
-// then makes the temporary file the request body. The caller discards it after the request.
+// spoolBody copies an upload's body to a temporary file of the store (never whole in memory),
+// writes its fingerprint to sum, then makes the temporary file the request body. The caller
+// discards it after the request. The fingerprint is of the parts (names, file names, types and
+// contents), not of the raw bytes: a client retrying an upload re-encodes it with another
+// multipart boundary.
 func (s *Server) spoolBody(w http.ResponseWriter, r *http.Request, sum io.Writer) (*files.Temp, error) {
-	t, err := s.files.Spool(io.TeeReader(http.MaxBytesReader(w, r.Body, maxUploadBody), sum), maxUploadBody)
+	t, err := s.files.Spool(http.MaxBytesReader(w, r.Body, maxUploadBody), maxUploadBody)
 	if errors.Is(err, files.ErrTooLarge) {
 		return nil, core.FileTooLarge()
 	}
@@ -365,6 +370,26 @@ func (s *Server) spoolBody(w http.ResponseWriter, r *http.Request, sum io.Writer
 	}
 	rd, err := t.Reader()
 	if err != nil {
+		t.Discard()
+		return nil, err
+	}
+	if _, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && params["boundary"] != "" {
+		mr := multipart.NewReader(rd, params["boundary"])
+		for {
+			part, err := mr.NextPart()
+			if err != nil {
+				break // the end, or a malformed body the handler refuses
+			}
+			h := sha256.New()
+			if _, err := io.Copy(h, part); err != nil {
+				break
+			}
+			fmt.Fprintf(sum, "%q %q %q %x\n", part.FormName(), part.Header.Get("Content-Disposition"), part.Header.Get("Content-Type"), h.Sum(nil))
+		}
+	} else {
+		io.Copy(sum, rd)
+	}
+	if rd, err = t.Reader(); err != nil {
 		t.Discard()
 		return nil, err
 	}
