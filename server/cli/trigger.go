@@ -135,6 +135,18 @@ func (k *triggerKit) pixSession(tx *db.Tx, a domain.Actor) (*domain.CheckoutSess
 
 // paymentTriggers are the triggers of payments, checkout sessions, coupons and promotion codes.
 var paymentTriggers = map[string]triggerFunc{
+	"charge.dispute.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		// A dispute test card's payment, disputed now rather than a minute later.
+		pi, err := k.payCard(tx, a, "4000000000000259", "")
+		if err != nil {
+			return err
+		}
+		if pi, err = k.pay.GetIntent(tx, a.Scope, pi.ID); err != nil {
+			return err
+		}
+		_, err = k.pay.OpenDispute(tx, a, *pi.LatestCharge, "fraudulent", false)
+		return err
+	},
 	"payment_intent.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
 		_, err := k.intent(tx, a, "")
 		return err

@@ -312,6 +312,9 @@ func (s *Service) RunDueDisputes(ctx context.Context, store *db.DB, now time.Tim
 func (s *Service) applyDisputeStep(tx *db.Tx, st db.DisputeStep) error {
 	a := domain.Actor{Scope: st.Scope}
 	if st.Action == stepOpen || st.Action == stepOpenInquiry {
+		if ch, err := tx.FindChargeByID(a.Scope, st.Charge); err != nil || ch.Disputed {
+			return nil // gone, or already disputed (troco trigger opens its dispute at once)
+		}
 		_, err := s.OpenDispute(tx, a, st.Charge, st.Reason, st.Action == stepOpenInquiry)
 		if _, ok := domain.AsError(err); ok {
 			return nil // refunded or gone meanwhile: nothing to dispute
