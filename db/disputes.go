@@ -178,3 +178,18 @@ func (tx *Tx) DeleteDisputeSteps(disputeID, action string) error {
 	_, err := tx.exec(q, args...)
 	return translate(err, "delete dispute steps")
 }
+
+// OpenDisputeUsingFile returns the id of a dispute of the scope, not closed, whose evidence
+// names fileID ("" when none).
+func (tx *Tx) OpenDisputeUsingFile(s domain.Scope, fileID string) (string, error) {
+	var id string
+	err := tx.queryRow(`SELECT id FROM disputes WHERE org_id = ? AND livemode = ? AND status NOT IN ('won', 'lost', 'warning_closed')
+		AND instr(doc, ?) > 0 LIMIT 1`, s.OrgID, boolInt(s.Livemode), `"`+fileID+`"`).Scan(&id)
+	if err := translate(err, "find dispute using file"); err != nil {
+		if err == ErrNotFound {
+			return "", nil
+		}
+		return "", err
+	}
+	return id, nil
+}

@@ -89,6 +89,13 @@ func TestDisputeWon(t *testing.T) {
 	is.Equal(dig(up.Body, "evidence_details.submission_count"), float64(0))
 	is.Equal(len(e.payEvents(e.Test, "charge.dispute.updated", id)), 1)
 
+	del := e.Do("DELETE", "/v1/files/"+receipt, e.Test, nil)
+	is.Equal(del.Status, 409) // evidence of an open dispute stays
+	cleared := e.Do("POST", "/v1/disputes/"+id, e.Test, map[string]any{"evidence": map[string]any{"customer_name": nil}})
+	is.Equal(cleared.Status, 200)
+	is.Equal(dig(cleared.Body, "evidence.customer_name"), nil)                        // null clears a field
+	is.Equal(digStr(cleared.Body, "evidence.uncategorized_text"), "winning_evidence") // the others are kept
+
 	sub := e.Do("POST", "/v1/disputes/"+id, e.Test, map[string]any{"submit": true})
 	is.Equal(sub.Status, 200)
 	is.Equal(sub.Str("status"), "under_review")
@@ -111,7 +118,8 @@ func TestDisputeWon(t *testing.T) {
 	late := e.Do("POST", "/v1/disputes/"+id, e.Test, map[string]any{"evidence": map[string]any{"uncategorized_text": "more"}})
 	is.Equal(late.Status, 409) // a closed dispute
 	meta := e.Do("POST", "/v1/disputes/"+id, e.Test, map[string]any{"metadata": map[string]string{"archived": "yes"}})
-	is.Equal(meta.Status, 200) // metadata may still change
+	is.Equal(meta.Status, 200)                                              // metadata may still change
+	is.Equal(e.Do("DELETE", "/v1/files/"+receipt, e.Test, nil).Status, 200) // closed: its evidence may go
 }
 
 // TestDisputeLost: losing evidence loses; the funds stay withdrawn.

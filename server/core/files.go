@@ -82,8 +82,19 @@ func GetFile(tx *db.Tx, s domain.Scope, id string) (*domain.File, error) {
 
 // DeleteFile deletes a file's row; the adapter removes its bytes once this commits.
 func DeleteFile(tx *db.Tx, a domain.Actor, id string) (*domain.Deleted, error) {
-	if _, err := GetFile(tx, a.Scope, id); err != nil {
+	f, err := GetFile(tx, a.Scope, id)
+	if err != nil {
 		return nil, err
+	}
+	if f.Purpose == domain.PurposeDisputeEvidence {
+		// Evidence of a dispute still open must stay readable by whoever reviews it.
+		dp, err := tx.OpenDisputeUsingFile(a.Scope, id)
+		if err != nil {
+			return nil, err
+		}
+		if dp != "" {
+			return nil, domain.Conflict(domain.CodeResourceStateConflict, "File %s is evidence of dispute %s, which is not closed; it can be deleted once the dispute closes.", id, dp)
+		}
 	}
 	if err := tx.DeleteFile(a.Scope, id); err != nil {
 		return nil, err
