@@ -400,3 +400,22 @@ func keysOf(e domain.DisputeEvidence) []string {
 	}
 	return out
 }
+
+// DecideDisputeNow applies, in test mode, the decision a submitted dispute would get after
+// SimDelay (troco trigger uses it so charge.dispute.funds_reinstated needs no waiting).
+func (s *Service) DecideDisputeNow(tx *db.Tx, a domain.Actor, id string) (*domain.Dispute, error) {
+	d, err := s.GetDispute(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if a.Livemode {
+		return nil, domain.Conflict(domain.CodeTestmodeRequired, "Disputes are decided by the card network in live mode.")
+	}
+	if err := tx.DeleteDisputeSteps(d.ID, stepDecide); err != nil {
+		return nil, err
+	}
+	if err := s.applyDisputeStep(tx, db.DisputeStep{Scope: a.Scope, Action: stepDecide, Charge: d.Charge, Dispute: d.ID}); err != nil {
+		return nil, err
+	}
+	return s.GetDispute(tx, a.Scope, id)
+}
