@@ -262,7 +262,11 @@ func (s *Server) handleFileContents() http.Handler {
 		if strings.HasPrefix(f.MimeType, "image/") {
 			disposition = "inline"
 		}
-		h.Set("Content-Disposition", mime.FormatMediaType(disposition, map[string]string{"filename": f.Filename}))
+		cd := mime.FormatMediaType(disposition, map[string]string{"filename": f.Filename})
+		if cd == "" {
+			cd = disposition // a name FormatMediaType cannot encode: no name rather than a broken header
+		}
+		h.Set("Content-Disposition", cd)
 		if domain.PublicPurpose(f.Purpose) {
 			h.Set("Cache-Control", "public, max-age=3600")
 		} else {
