@@ -9,7 +9,6 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 
@@ -281,17 +280,15 @@ func (s *Server) handleFileContents() http.Handler {
 // into it, and sweeps orphans (bytes without a row, rows without bytes, interrupted uploads).
 // Failures are logged: the API answers 500 for files rather than refusing to start.
 func (s *Server) openFiles() *files.Store {
-	dir := s.cfg.FilesDir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "troco-files-")
-		if err != nil {
-			panic("server: create a files directory: " + err.Error())
+	key := s.cfg.Secrets.DeriveKey("file url")
+	st := files.Temporary(key)
+	if s.cfg.FilesDir != "" {
+		var err error
+		if st, err = files.Open(s.cfg.FilesDir, key); err != nil {
+			// The API answers 500 for files; everything else keeps working.
+			s.log.Error("files: open the files directory", "err", err)
+			st = files.Temporary(key)
 		}
-		dir = d
-	}
-	st, err := files.Open(dir, s.cfg.Secrets.DeriveKey("file url"))
-	if err != nil {
-		panic("server: " + err.Error())
 	}
 	ctx := context.Background()
 	if err := s.moveLegacyDocuments(ctx, st); err != nil {
