@@ -184,7 +184,7 @@ func (tx *Tx) DeleteDisputeSteps(disputeID, action string) error {
 func (tx *Tx) OpenDisputeUsingFile(s domain.Scope, fileID string) (string, error) {
 	var id string
 	err := tx.queryRow(`SELECT id FROM disputes WHERE org_id = ? AND livemode = ? AND status NOT IN ('won', 'lost', 'warning_closed')
-		AND instr(doc, ?) > 0 LIMIT 1`, s.OrgID, boolInt(s.Livemode), `"`+fileID+`"`).Scan(&id)
+		AND doc LIKE ? ESCAPE '!' LIMIT 1`, s.OrgID, boolInt(s.Livemode), `%"`+likeEscape(fileID)+`"%`).Scan(&id)
 	if err := translate(err, "find dispute using file"); err != nil {
 		if err == ErrNotFound {
 			return "", nil
@@ -192,4 +192,9 @@ func (tx *Tx) OpenDisputeUsingFile(s domain.Scope, fileID string) (string, error
 		return "", err
 	}
 	return id, nil
+}
+
+// likeEscape escapes the LIKE wildcards of s with '!' (ids contain '_').
+func likeEscape(s string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
 }
