@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"troco/db"
 	"troco/server/domain"
@@ -15,10 +16,15 @@ import (
 // or a retry can never see one without the others. An op error rolls back op's writes unless it
 // is a *domain.Error with KeepChanges (a declined payment that must still be recorded).
 func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.Tx, a domain.Actor) (any, error)) {
+	s.mutateAs(w, r, http.StatusOK, op)
+}
+
+// mutateAs is mutate answering ok on success: 200, or for /api/v1 201 (with Location) or 204.
+func (s *Server) mutateAs(w http.ResponseWriter, r *http.Request, ok int, op func(tx *db.Tx, a domain.Actor) (any, error)) {
 	auth := authFrom(r.Context())
 	st, _ := r.Context().Value(ctxIdem).(*idemState)
 	if st == nil {
-		s.mutateOnce(w, r, auth.Actor, op)
+		s.mutateOnce(w, r, ok, auth.Actor, op)
 		return
 	}
 	var status int
@@ -39,7 +45,10 @@ func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.T
 			if err != nil {
 				return err
 			}
-			status, body = http.StatusOK, b
+			if ok == http.StatusNoContent {
+				b = nil
+			}
+			status, body = ok, b
 		case opErr != nil:
 			e, ok := domain.AsError(opErr)
 			if !ok {
@@ -66,13 +75,13 @@ func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.T
 		s.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, status, body)
+	writeResult(w, r, status, body)
 }
 
 // mutateOnce is mutate for a request without an Idempotency-Key: nothing else shares the
 // transaction, so op runs directly in the batch's own savepoint and the answer is encoded after
 // the commit, off the single writer.
-func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) {
+func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) {
 	var result any
 	var kept *domain.Error
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
@@ -89,9 +98,38 @@ func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, a domain.Act
 		s.writeError(w, r, err)
 	case kept != nil:
 		s.writeError(w, r, kept)
-	default:
+	case ok == http.StatusOK:
 		writeJSON(w, http.StatusOK, result)
+	default:
+		body, err := json.Marshal(result)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if ok == http.StatusNoContent {
+			body = nil
+		}
+		writeResult(w, r, ok, body)
 	}
+}
+
+// writeResult answers a successful write: 204 without a body, 201 with a Location header naming
+// the new object under the request's path (the collection it was created in), else the body.
+func writeResult(w http.ResponseWriter, r *http.Request, status int, body []byte) {
+	switch status {
+	case http.StatusNoContent:
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case http.StatusCreated:
+		var obj struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(body, &obj) == nil && obj.ID != "" {
+			w.Header().Set("Location", strings.TrimSuffix(r.URL.Path, "/")+"/"+obj.ID)
+		}
+	}
+	writeRaw(w, status, body)
 }
 
 // read runs op in a read transaction and answers with its result.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"troco/db"
+	"troco/server/checkout"
 	"troco/server/clock"
 	"troco/server/domain"
 	"troco/server/files"
@@ -90,6 +91,8 @@ func New(cfg Config) *Server {
 		}
 		return invoices.IntentSettled(tx, a, pi)
 	}
+	// A checkout session's intent is paid through its session: its rules hold on every interface.
+	s.pay.Owner = checkout.OwnerRules()
 	s.handler = s.routes()
 	return s
 }
