@@ -185,6 +185,20 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
+	// The second interface, /api/v1: the same operations, page-numbered lists, 201/204, access
+	// tokens (POST /api/v1/oauth/token, verified with the keys of /.well-known/jwks.json).
+	r.Handler(http.MethodPost, "/api/v1/oauth/token", s.rejectQuery(s.handleOAuthToken()))
+	r.Handler(http.MethodGet, "/.well-known/jwks.json", s.handleJWKS())
+	s.apiV1Routes(func(method, path, need string, h http.Handler) {
+		if takesNoQuery(method, path) {
+			h = s.rejectQuery(h)
+		}
+		if method == http.MethodDelete {
+			h = s.rejectBody(h)
+		}
+		r.Handler(method, path, s.core(need, h))
+	})
+
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())
 

@@ -6,6 +6,7 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"troco/server/jobs"
 	"troco/server/payments"
 	"troco/server/secrets"
+	"troco/server/tokens"
 )
 
 // Config holds the dependencies of the HTTP server.
@@ -57,6 +59,7 @@ type Server struct {
 	handler http.Handler
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 	files   *files.Store      // the bytes of uploaded files
+	tokens  *tokens.Issuer    // /api/v1 access tokens
 }
 
 // New builds the server and its routes.
@@ -73,6 +76,11 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
 	s.files = s.openFiles()
+	iss := strings.TrimRight(cfg.BaseURL, "/")
+	if iss == "" {
+		iss = "troco"
+	}
+	s.tokens = tokens.New(iss, cfg.Secrets)
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
 		for _, j := range s.paymentJobs() {
