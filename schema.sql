@@ -698,3 +698,7 @@ CREATE TABLE signing_keys (
     created_at      INTEGER NOT NULL,
     retired_at      INTEGER
 );
+
+-- migrate: 141
+-- /api/v1 metrics sum an organization's ledger over a time range.
+CREATE INDEX ledger_transactions_created ON ledger_transactions (org_id, livemode, created_at);

@@ -162,7 +162,9 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			return
 		}
 		base := s.checkoutBase(r)
-		s.mutateAs(w, r, http.StatusCreated, op(func(tx *db.Tx, a domain.Actor) (*domain.PaymentLink, error) { return checkout.CreateLink(tx, a, base, p) }))
+		s.mutateAs(w, r, http.StatusCreated, op(func(tx *db.Tx, a domain.Actor) (*domain.PaymentLink, error) {
+			return checkout.CreateLink(tx, a, base, p)
+		}))
 	}))
 	add("GET", "/api/v1/checkout-links/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) { return checkout.GetLink(tx, a.Scope, id) }))
 	add("POST", "/api/v1/checkout-links/:id", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -292,7 +294,23 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			return core.CreateWebhookEndpoint(tx, a, s.webhookEnv(), p)
 		})
 	}))
-	add("GET", "/api/v1/webhooks/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) { return core.GetWebhookEndpoint(tx, a.Scope, id) }))
+	add("GET", "/api/v1/webhooks/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) {
+		return core.GetWebhookEndpoint(tx, a.Scope, id)
+	}))
+	add("POST", "/api/v1/webhooks/:id", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p core.WebhookEndpointParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		if err := s.checkWebhookURL(r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, op(func(tx *db.Tx, a domain.Actor) (*domain.WebhookEndpoint, error) {
+			return core.UpdateWebhookEndpoint(tx, a, s.webhookEnv(), id, p)
+		}))
+	}))
 	add("DELETE", "/api/v1/webhooks/:id", write, s.deleteHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) {
 		return core.DeleteWebhookEndpoint(tx, a, id)
 	}))
@@ -313,11 +331,22 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 		return e, err
 	}))
 
+	// Subscriptions (read; they are started by subscription-mode checkouts).
+	add("GET", "/api/v1/subscriptions", read, s.pageHandler(func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error) {
+		items, _, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: q.str("customer"), Status: q.str("status")}, q.ListParams)
+		return items, err
+	}, "customer", "status"))
+	add("GET", "/api/v1/subscriptions/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) { return checkout.GetSubscription(tx, a.Scope, id) }))
+
+	add("GET", "/api/v1/metrics", read, s.handleMetrics())
+
 	// Organizations: the caller's own.
 	add("GET", "/api/v1/organizations/:id", read, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := pathID(r)
 		c := orgCaller(r)
-		s.read(w, r, op(func(tx *db.Tx, a domain.Actor) (*domain.Organization, error) { return core.GetOrganizationAs(tx, a, c, id) }))
+		s.read(w, r, op(func(tx *db.Tx, a domain.Actor) (*domain.Organization, error) {
+			return core.GetOrganizationAs(tx, a, c, id)
+		}))
 	}))
 }
 

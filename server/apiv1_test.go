@@ -146,7 +146,7 @@ func TestAPIV1ListsAndErrors(t *testing.T) {
 		{"page=0", "page"}, {"page=x", "page"}, {"limit=0", "limit"}, {"limit=101", "limit"}, {"starting_after=cus_1", "starting_after"}, {"color=red", "color"},
 	} {
 		r := e.Do("GET", "/api/v1/customers?"+c.q, e.Test, nil)
-		is.Equal(r.Status, 400)          // out of range
+		is.Equal(r.Status, 400)         // out of range
 		is.Equal(r.ErrParam(), c.param) // names the parameter
 	}
 	// Unknown fields: 400 naming the field, nothing created.
@@ -241,6 +241,26 @@ func TestAPIV1Checkout(t *testing.T) {
 	is.Equal(rf.Body["amount"], 5000.0)
 	is.Equal(e.Do("GET", "/v1/refunds/"+rf.Str("id"), e.Test, nil).Status, 200) // the same refund on /v1
 	is.Equal(e.Do("POST", "/api/v1/sales/"+saleID+"/refund", e.Test, map[string]any{"amount": 999999}).Status, 400)
+
+	// Metrics: today's card sale and its refund, in total and per method.
+	day := e.Clock.Now().Truncate(24 * time.Hour)
+	m := e.Do("GET", "/api/v1/metrics?interval=day&start="+day.Format(time.RFC3339)+"&end="+day.AddDate(0, 0, 2).Format(time.RFC3339), e.Test, nil)
+	is.Equal(m.Status, 200)
+	buckets := m.Body["data"].([]any)
+	is.Equal(len(buckets), 2)
+	today := buckets[0].(map[string]any)
+	is.Equal(today["gross"], 20000.0)
+	is.Equal(today["refunds"], 5000.0)
+	is.Equal(today["count"], 1.0)
+	is.True(today["fees"].(float64) > 0)
+	is.Equal(today["net"], 20000.0-today["fees"].(float64)-5000)
+	is.Equal(today["per_method"].(map[string]any)["credit_card"].(map[string]any)["gross"], 20000.0)
+	is.Equal(buckets[1].(map[string]any)["gross"], 0.0)
+	is.Equal(e.Do("GET", "/api/v1/metrics?interval=year&start="+day.Format(time.RFC3339)+"&end="+day.AddDate(0, 0, 2).Format(time.RFC3339), e.Test, nil).ErrParam(), "interval")
+	is.Equal(e.Do("GET", "/api/v1/metrics?end="+day.Format(time.RFC3339), e.Test, nil).ErrParam(), "start")
+	_, other := e.NewOrg("Other", false)
+	o := e.Do("GET", "/api/v1/metrics?interval=day&start="+day.Format(time.RFC3339)+"&end="+day.AddDate(0, 0, 1).Format(time.RFC3339), other, nil)
+	is.Equal(o.Body["data"].([]any)[0].(map[string]any)["gross"], 0.0) // another organization sees nothing
 }
 
 func TestAPIV1Tokens(t *testing.T) {
