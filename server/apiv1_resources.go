@@ -336,7 +336,9 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 		items, _, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: q.str("customer"), Status: q.str("status")}, q.ListParams)
 		return items, err
 	}, "customer", "status"))
-	add("GET", "/api/v1/subscriptions/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) { return checkout.GetSubscription(tx, a.Scope, id) }))
+	add("GET", "/api/v1/subscriptions/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) {
+		return checkout.GetSubscription(tx, a.Scope, id)
+	}))
 
 	add("GET", "/api/v1/metrics", read, s.handleMetrics())
 
