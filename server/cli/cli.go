@@ -40,6 +40,8 @@ Usage:
   troco key create --org org_… --env test|live [--scopes read,write|admin|platform_admin] [--name N] [--expires-at RFC3339]
   troco key revoke key_… [--reason R]
   troco key list --org org_…
+  troco tokens rotate-key [--data-dir D]   new signing key for /api/v1 access tokens (the previous
+                                           one stays valid for the tokens it signed, one hour)
   troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]
                                            follow new events live, like a log (Ctrl-C to stop)
   troco trigger <event-type> [--org org_…] [--wait 10s] [--base-url U] [--data-dir D] [--sim-delay 3m]
@@ -82,6 +84,8 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 		return keyList(ctx, env, args[2:])
 	case cmd == "events tail":
 		return eventsTail(ctx, env, args[2:])
+	case cmd == "tokens rotate-key":
+		return tokensRotateKey(ctx, env, args[2:])
 	case args[0] == "trigger":
 		return triggerEvent(ctx, env, args[1:])
 	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
