@@ -66,6 +66,9 @@ func (s *Server) authenticateCore(r *http.Request, need string) (*authInfo, erro
 		}
 		return info, nil
 	case strings.Count(token, ".") == 2:
+		if iss := unverifiedIssuer(token); s.cfg.OIDCIssuer != "" && iss == s.cfg.OIDCIssuer {
+			return s.authenticateOIDC(r.Context(), token, need, requestID(r.Context()))
+		}
 		return s.authenticateJWT(r, token, need)
 	}
 	return nil, domain.Unauthenticated("Invalid credentials: send an access token from POST /api/v1/oauth/token or an organization API key as Authorization: Bearer.")

@@ -37,6 +37,11 @@ type Config struct {
 	// AllowPrivateWebhooks lets live webhook endpoints use loopback and private addresses
 	// (serve --allow-private-webhooks); the dispatcher takes the same setting.
 	AllowPrivateWebhooks bool
+	// OIDCIssuer, when set, is an external OpenID Connect issuer whose JWTs authenticate /api/v1
+	// Core requests (audience OIDCAudience; organization from the OIDCOrgClaim claim, default
+	// "org"). OIDCClient, when set, is the HTTP client for discovery and JWKS (tests).
+	OIDCIssuer, OIDCAudience, OIDCOrgClaim string
+	OIDCClient                             *http.Client
 	// RateLimit enables the /v1 per-key rate limits of CONTRACT 10.
 	RateLimit bool
 	// SimDelay is the delay of simulated delayed settlements.
@@ -60,6 +65,7 @@ type Server struct {
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 	files   *files.Store      // the bytes of uploaded files
 	tokens  *tokens.Issuer    // /api/v1 access tokens
+	oidc    oidcIssuer        // the external issuer of --oidc-issuer
 }
 
 // New builds the server and its routes.

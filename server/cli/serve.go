@@ -39,6 +39,8 @@ type serveConfig struct {
 	allowPrivateWebhooks           bool
 	dbSync                         string
 	logFormat                      string
+	oidcIssuer, oidcAudience       string
+	oidcOrgClaim                   string
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -59,6 +61,9 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	private := fs.boolean("allow-private-webhooks", false, "allow live webhook endpoints on loopback and private ranges")
 	sync := fs.str("db-sync", "FULL", "SQLite synchronous level: FULL (durable against power loss) or NORMAL")
 	logFormat := fs.str("log-format", "text", "text or json request logs on stderr")
+	oidcIssuer := fs.str("oidc-issuer", "", "external OpenID Connect issuer URL whose JWTs authenticate /api/v1 (discovery + JWKS)")
+	oidcAudience := fs.str("oidc-audience", "", "audience (aud) the --oidc-issuer tokens must carry")
+	oidcOrgClaim := fs.str("oidc-org-claim", "org", "claim of --oidc-issuer tokens that names the organization")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -71,7 +76,11 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat}
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat,
+		oidcIssuer: strings.TrimSpace(*oidcIssuer), oidcAudience: *oidcAudience, oidcOrgClaim: *oidcOrgClaim}
+	if c.oidcIssuer != "" && (c.oidcAudience == "" || !strings.HasPrefix(c.oidcIssuer, "https://")) {
+		return nil, errors.New("--oidc-issuer must be an https:// URL and needs --oidc-audience")
+	}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
 	}
@@ -178,7 +187,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir})
+		FilesDir: filesDir, OIDCIssuer: cfg.oidcIssuer, OIDCAudience: cfg.oidcAudience, OIDCOrgClaim: cfg.oidcOrgClaim})
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 
