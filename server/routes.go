@@ -197,7 +197,10 @@ func (s *Server) routes() http.Handler {
 			h = s.rejectBody(h)
 		}
 		r.Handler(method, path, s.core(need, h))
+		s.apiV1Ops = append(s.apiV1Ops, apiV1Op{method: method, path: path, need: need})
 	})
+	r.Handler(http.MethodGet, "/v1/openapi.json", s.rejectQuery(s.handleOpenAPI(true)))
+	r.Handler(http.MethodGet, "/api/v1/openapi.json", s.rejectQuery(s.handleOpenAPI(false)))
 
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())

@@ -55,17 +55,19 @@ type Config struct {
 
 // Server serves troco over HTTP; wrap it in TLS (see package tlsutil).
 type Server struct {
-	cfg     Config
-	db      *db.DB
-	log     *slog.Logger
-	limiter *rateLimiter
-	idem    inflight
-	touched sync.Map // key id → unix second of the last last_used_at write this process queued
-	handler http.Handler
-	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
-	files   *files.Store      // the bytes of uploaded files
-	tokens  *tokens.Issuer    // /api/v1 access tokens
-	oidc    oidcIssuer        // the external issuer of --oidc-issuer
+	cfg      Config
+	db       *db.DB
+	log      *slog.Logger
+	limiter  *rateLimiter
+	idem     inflight
+	touched  sync.Map // key id → unix second of the last last_used_at write this process queued
+	handler  http.Handler
+	pay      *payments.Service // the payment engine (intents, charges, refunds, ledger)
+	files    *files.Store      // the bytes of uploaded files
+	tokens   *tokens.Issuer    // /api/v1 access tokens
+	oidc     oidcIssuer        // the external issuer of --oidc-issuer
+	apiV1Ops []apiV1Op         // the /api/v1 routes, for its OpenAPI document
+	openapi  openAPIDocs
 }
 
 // New builds the server and its routes.
