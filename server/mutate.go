@@ -115,7 +115,7 @@ func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, a domain.Act
 	switch {
 	case err != nil:
 		s.writeError(w, r, err)
-	case payments.PendingOf(kept) != nil:
+	case kept != nil && kept.Pending != nil:
 		p := payments.PendingOf(kept)
 		s.pay.Execute(context.WithoutCancel(r.Context()), s.db, p)
 		return p

@@ -1,0 +1,415 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"troco/server"
+	"troco/server/processors"
+	"troco/server/processors/apipix"
+	"troco/server/processors/apipix/pixtest"
+	"troco/server/processors/cielo"
+	"troco/server/processors/cielo/cielotest"
+)
+
+// Live mode end to end: troco's real connectors against conformance doubles of Cielo API 3.0
+// and of a PSP's API Pix, started on loopback.
+
+const (
+	liveMerchantKey  = "mk-live-secret-0123456789abcdefghijklmnopq"
+	liveClientSecret = "pix-client-secret-do-not-log"
+	liveChave        = "recebimentos@loja.example"
+)
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type liveEnv struct {
+	*testEnv
+	Cielo    *cielotest.Double
+	CieloSrv *httptest.Server
+	PSP      *pixtest.Double
+	PSPSrv   *httptest.Server
+	PKI      *pixtest.PKI
+	Pix      *apipix.Client
+	Logs     *syncBuffer
+}
+
+// newLiveEnv starts the doubles, a troco server whose live mode uses them (client timeout
+// timeout), registers the PIX webhook and activates the organization.
+func newLiveEnv(t *testing.T, timeout time.Duration) *liveEnv {
+	t.Helper()
+	is := is.New(t)
+	pki, err := pixtest.NewPKI()
+	is.NoErr(err)
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+
+	cd := cielotest.New("merchant-0001", liveMerchantKey)
+	cieloSrv := httptest.NewTLSServer(cd)
+	t.Cleanup(cieloSrv.Close)
+	cieloHTTP := &http.Client{Transport: cieloSrv.Client().Transport, Timeout: timeout}
+
+	psp := pixtest.New("client-0001", liveClientSecret, liveChave)
+	pspSrv := httptest.NewUnstartedServer(psp)
+	pspSrv.TLS = pixtest.TLSConfig(pki)
+	pspSrv.StartTLS()
+	t.Cleanup(pspSrv.Close)
+	pixHTTP := &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.Pool(), Certificates: []tls.Certificate{pki.Client}}}}
+
+	cc := cielo.New(cielo.Config{BaseURL: cieloSrv.URL, QueryURL: cieloSrv.URL, MerchantID: "merchant-0001", MerchantKey: liveMerchantKey, Client: cieloHTTP, Log: log})
+	pc := apipix.New(apipix.Config{BaseURL: pspSrv.URL, TokenURL: pspSrv.URL + "/oauth/token", ClientID: "client-0001", ClientSecret: liveClientSecret,
+		Chave: liveChave, Client: pixHTTP, Log: log})
+	router := &processors.Router{Card: cc, Pix: pc}
+	e := newEnv(t, func(c *server.Config) {
+		c.Live = router
+		c.PixWebhookCA = pki.Pool()
+		c.Logger = log
+	})
+	e.activate(t)
+	is.NoErr(pc.RegisterWebhook(context.Background(), e.URL()+"/processors/pix/webhook"))
+	roots := x509.NewCertPool()
+	roots.AddCert(e.srv.Certificate())
+	psp.WebhookClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{pki.PSP}}}}
+	return &liveEnv{testEnv: e, Cielo: cd, CieloSrv: cieloSrv, PSP: psp, PSPSrv: pspSrv, PKI: pki, Pix: pc, Logs: logs}
+}
+
+// reconcile moves the clock past the reconciliation delay and runs the jobs.
+func (e *liveEnv) reconcile(d time.Duration) {
+	e.t.Helper()
+	e.Clock.Advance(d)
+	if err := e.Jobs.RunDue(context.Background()); err != nil {
+		e.t.Fatalf("jobs: %v", err)
+	}
+}
+
+func (e *liveEnv) noSecretsInLogs(t *testing.T, card string) {
+	t.Helper()
+	logs := e.Logs.String()
+	for _, s := range []string{card, liveMerchantKey, liveClientSecret} {
+		if s != "" && strings.Contains(logs, s) {
+			t.Fatalf("logs contain a secret or card number %q", s)
+		}
+	}
+}
+
+const (
+	liveApprove = "4111111111111111" // last digit 1: Cielo approves
+	liveDecline = "4000000000000002" // last digit 2: Cielo 05, not authorized
+	liveUnknown = "4012888888881881" // last digit 1 would approve; see unknownCard
+)
+
+func TestLiveUnconfiguredAnswers503NamingTheFlag(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	e.activate(t)
+	pi := e.payIntent(e.Live, 5000, map[string]any{"payment_method_types": []string{"credit_card", "pix", "boleto"}})
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Status, 503)
+	is.Equal(r.ErrCode(), "processor_unavailable")
+	is.True(strings.Contains(string(r.Raw), "--card-provider cielo"))
+	r = e.payConfirm(e.Live, pi.Str("id"), map[string]any{"payment_method_type": "pix"})
+	is.Equal(r.Status, 503)
+	is.True(strings.Contains(string(r.Raw), "--pix-provider api-pix"))
+	is.Equal(e.payCount(e.Live, "/v1/charges"), 0) // nothing written
+}
+
+func TestLiveCardApprovedWithInstallments(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(e.Logs.String())
+		}
+	})
+	pi := e.payIntent(e.Live, 30000, map[string]any{"payment_method_types": []string{"credit_card"}})
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove), "installments": 3})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "succeeded")
+	ch := e.Do("GET", "/v1/charges/"+r.Str("latest_charge"), e.Live, nil)
+	is.Equal(digNum(ch.Body, "payment_method_details.card.installments"), int64(3))
+	is.True(digStr(ch.Body, "payment_method_details.card.authorization_code") != "")
+	is.Equal(ch.Str("status"), "succeeded")
+	is.Equal(e.Cielo.ChargeCount(), 1)
+	is.Equal(len(e.payEvents(e.Live, "payment_intent.succeeded", pi.Str("id"))), 1)
+	e.noSecretsInLogs(t, liveApprove)
+}
+
+func TestLiveCardDeclinedIs402(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	pi := e.payIntent(e.Live, 5000, nil)
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveDecline)})
+	is.Equal(r.Status, 402)
+	is.Equal(r.ErrCode(), "generic_decline")
+	is.Equal(digStr(r.Body, "error.payment_intent.status"), "requires_payment_method")
+	is.Equal(digStr(r.Body, "error.payment_intent.last_payment_error.category"), "issuer_declined")
+	// The same intent accepts another card.
+	r = e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "succeeded")
+}
+
+func TestLiveCardUnknownReturnCodeIsProcessingError(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	pi := e.payIntent(e.Live, 5000, nil)
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard("4000000000000119")}) // last digit 9: an unlisted code
+	is.Equal(r.Status, 402)
+	is.Equal(r.ErrCode(), "processing_error")
+	is.True(strings.Contains(e.Logs.String(), "unknown return code"))
+}
+
+func TestLiveCardCaptureAndVoid(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	pi := e.payIntent(e.Live, 8000, map[string]any{"capture_method": "manual"})
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Str("status"), "requires_capture")
+	r = e.Do("POST", "/v1/payment-intents/"+pi.Str("id")+"/capture", e.Live, map[string]any{"amount_to_capture": 6000})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "succeeded")
+	is.Equal(digNum(r.Body, "amount_received"), int64(6000))
+
+	pi2 := e.payIntent(e.Live, 7000, map[string]any{"capture_method": "manual"})
+	r = e.payConfirm(e.Live, pi2.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Str("status"), "requires_capture")
+	r = e.Do("POST", "/v1/payment-intents/"+pi2.Str("id")+"/cancel", e.Live, map[string]any{})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "canceled")
+	// Capturing the voided authorization is refused by troco's own state, not sent.
+	r = e.Do("POST", "/v1/payment-intents/"+pi2.Str("id")+"/capture", e.Live, map[string]any{})
+	is.Equal(r.Status, 409)
+}
+
+func TestLiveCardRefundAndRefundOverAmount(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	pi := e.payIntent(e.Live, 10000, nil)
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Status, 200)
+	ch := r.Str("latest_charge")
+	r = e.Do("POST", "/v1/refunds", e.Live, map[string]any{"charge": ch, "amount": 4000})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "succeeded")
+	r = e.Do("POST", "/v1/refunds", e.Live, map[string]any{"charge": ch, "amount": 7000})
+	is.Equal(r.Status, 400)
+	is.Equal(r.ErrParam(), "amount")
+	r = e.Do("POST", "/v1/refunds", e.Live, map[string]any{"charge": ch})
+	is.Equal(r.Status, 200)
+	is.Equal(digNum(r.Body, "amount"), int64(6000))
+	c := e.Do("GET", "/v1/charges/"+ch, e.Live, nil)
+	is.Equal(c.Body["refunded"], true)
+}
+
+func TestLiveProcessorDown(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	e.CieloSrv.Close()
+	pi := e.payIntent(e.Live, 5000, nil)
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Status, 402)
+	is.Equal(r.ErrCode(), "processing_error")
+	is.Equal(digStr(r.Body, "error.payment_intent.status"), "requires_payment_method")
+	is.Equal(e.Cielo.ChargeCount(), 0)
+}
+
+func TestLiveCardTimeoutAfterChargingIsNotChargedTwice(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 300*time.Millisecond)
+	e.Cielo.HangFor = time.Second
+	// The sale is made but its answer is lost: the connector looks the order up and finds it.
+	e.Cielo.DropNextAnswers(1)
+	pi := e.payIntent(e.Live, 5000, nil)
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "succeeded")
+	is.Equal(e.Cielo.ChargeCount(), 1)
+}
+
+func TestLiveCardAnswerLostUntilReconciliation(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 300*time.Millisecond)
+	e.Cielo.HangFor = time.Second
+	e.Cielo.DropNextAnswers(1)
+	// The PSP charges, its answer is lost, and it stays unreachable for the lookup.
+	go func() {
+		for e.Cielo.ChargeCount() == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		e.Cielo.SetUnavailable(true)
+	}()
+	pi := e.payIntent(e.Live, 5000, nil)
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "processing") // outcome unknown: nothing answered as failed
+	// A second confirm while the outcome is unknown does not charge again.
+	r = e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Str("status"), "processing")
+	e.Cielo.SetUnavailable(false)
+	e.reconcile(time.Minute)
+	got := e.Do("GET", "/v1/payment-intents/"+pi.Str("id"), e.Live, nil)
+	is.Equal(got.Str("status"), "succeeded")
+	is.Equal(e.Cielo.ChargeCount(), 1)
+	is.Equal(len(e.payEvents(e.Live, "payment_intent.succeeded", pi.Str("id"))), 1)
+}
+
+// livePix confirms a PIX intent and returns the intent id, charge id and txid.
+func (e *liveEnv) livePix(amount int64) (piID, chID, txid string) {
+	e.t.Helper()
+	pi := e.payIntent(e.Live, amount, map[string]any{"payment_method_types": []string{"pix"}})
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"payment_method_type": "pix", "customer_email": "ana@example.com"})
+	if r.Status != 200 || r.Str("status") != "pending" {
+		e.t.Fatalf("pix confirm: %d %s", r.Status, r.Raw)
+	}
+	code := digStr(r.Body, "next_action.pix.code")
+	if code == "" {
+		code = digStr(r.Body, "payment_data.pix.code")
+	}
+	if !strings.HasPrefix(code, "000201") || !strings.Contains(code, "pix.example.com/qr/v2/") {
+		e.t.Fatalf("the BR Code is not the PSP's: %q (%s)", code, r.Raw)
+	}
+	ch := e.Do("GET", "/v1/charges/"+r.Str("latest_charge"), e.Live, nil)
+	return pi.Str("id"), ch.Str("id"), digStr(ch.Body, "payment_method_details.pix.txid")
+}
+
+func TestLivePixPaidByWebhook(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	is.Equal(e.PSP.Webhook(liveChave), e.URL()+"/processors/pix/webhook")
+	piID, _, txid := e.livePix(2590)
+	is.True(len(txid) >= 26 && len(txid) <= 35)
+	is.NoErr(e.PSP.Pay(txid, -1, true))
+	got := e.Do("GET", "/v1/payment-intents/"+piID, e.Live, nil)
+	is.Equal(got.Str("status"), "succeeded")
+	is.Equal(digNum(got.Body, "amount_received"), int64(2590))
+
+	// A replay of the same notification changes nothing.
+	is.NoErr(e.PSP.Notify(e.PSP.Webhook(liveChave), e.PSP.LastPix(txid)))
+	is.Equal(len(e.payEvents(e.Live, "payment_intent.succeeded", piID)), 1)
+	e.noSecretsInLogs(t, "")
+}
+
+func TestLivePixWebhookRefusals(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	piID, _, txid := e.livePix(1000)
+	body := `{"pix":[{"endToEndId":"E12345678202601011200abcdef123456","txid":"` + txid + `","valor":"10.00","horario":"2026-01-01T12:00:00Z"}]}`
+
+	// Without a client certificate.
+	noCert := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.PSP.WebhookClient.Transport.(*http.Transport).TLSClientConfig.RootCAs}}}
+	res, err := noCert.Post(e.URL()+"/processors/pix/webhook/pix", "application/json", strings.NewReader(body))
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, 401)
+
+	// A certificate from another authority is refused during the handshake or by the handler.
+	other, err := pixtest.NewPKI()
+	is.NoErr(err)
+	bad := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.PSP.WebhookClient.Transport.(*http.Transport).TLSClientConfig.RootCAs,
+		Certificates: []tls.Certificate{other.PSP}}}}
+	if res, err := bad.Post(e.URL()+"/processors/pix/webhook/pix", "application/json", strings.NewReader(body)); err == nil {
+		res.Body.Close()
+		is.Equal(res.StatusCode, 401)
+	}
+
+	// A forged notification with the PSP's certificate but a PIX the PSP never received.
+	res, err = e.PSP.WebhookClient.Post(e.URL()+"/processors/pix/webhook/pix", "application/json", strings.NewReader(body))
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, 200)
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+piID, e.Live, nil).Str("status"), "pending")
+
+	// An unknown txid is acknowledged and ignored.
+	unknown := strings.Replace(body, txid, "tr000000000000000000000000000000", 1)
+	res, err = e.PSP.WebhookClient.Post(e.URL()+"/processors/pix/webhook/pix", "application/json", strings.NewReader(unknown))
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, 200)
+
+	// A payment of the wrong amount does not settle the charge.
+	is.NoErr(e.PSP.Pay(txid, 999, true))
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+piID, e.Live, nil).Str("status"), "pending")
+	is.True(strings.Contains(e.Logs.String(), "paid amount differs"))
+}
+
+func TestLivePixWebhookLostReconciliation(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	piID, _, txid := e.livePix(4200)
+	is.NoErr(e.PSP.Pay(txid, -1, false)) // paid, but the notification never arrives
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+piID, e.Live, nil).Str("status"), "pending")
+	e.reconcile(3 * time.Minute)
+	got := e.Do("GET", "/v1/payment-intents/"+piID, e.Live, nil)
+	is.Equal(got.Str("status"), "succeeded")
+}
+
+func TestLivePixRefundedAsDevolucao(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	_, chID, txid := e.livePix(5000)
+	is.NoErr(e.PSP.Pay(txid, -1, true))
+	r := e.Do("POST", "/v1/refunds", e.Live, map[string]any{"charge": chID, "amount": 2000})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "succeeded")
+	r = e.Do("POST", "/v1/refunds", e.Live, map[string]any{"charge": chID, "amount": 3001})
+	is.Equal(r.Status, 400)
+	r = e.Do("POST", "/v1/refunds", e.Live, map[string]any{"charge": chID})
+	is.Equal(r.Status, 200)
+	is.Equal(digNum(r.Body, "amount"), int64(3000))
+}
+
+func TestLivePixExpiredTokenMidRequest(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	e.PSP.ExpireTokens() // the cached token is refused: the connector fetches a new one
+	piID, _, _ := e.livePix(1500)
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+piID, e.Live, nil).Str("status"), "pending")
+	is.Equal(e.PSP.TokenCalls, 2)
+}
+
+func TestLivePixTimeoutAfterCreatingTheCharge(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 300*time.Millisecond)
+	e.PSP.DropNextCobAnswers(1, time.Second)
+	piID, _, _ := e.livePix(1500)
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+piID, e.Live, nil).Str("status"), "pending")
+	is.Equal(e.PSP.CobCount(), 1)
+}
+
+func TestLivePixPSPDown(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	e.PSPSrv.Close()
+	pi := e.payIntent(e.Live, 1500, map[string]any{"payment_method_types": []string{"pix"}})
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"payment_method_type": "pix"})
+	is.Equal(r.Status, 402)
+	is.Equal(r.ErrCode(), "processing_error")
+	is.Equal(digStr(r.Body, "error.payment_intent.status"), "requires_payment_method")
+}
