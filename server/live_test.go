@@ -15,7 +15,9 @@ import (
 
 	"github.com/matryer/is"
 
+	"troco/db"
 	"troco/server"
+	"troco/server/domain"
 	"troco/server/processors"
 	"troco/server/processors/apipix"
 	"troco/server/processors/apipix/pixtest"
@@ -122,7 +124,6 @@ func (e *liveEnv) noSecretsInLogs(t *testing.T, card string) {
 const (
 	liveApprove = "4111111111111111" // last digit 1: Cielo approves
 	liveDecline = "4000000000000002" // last digit 2: Cielo 05, not authorized
-	liveUnknown = "4012888888881881" // last digit 1 would approve; see unknownCard
 )
 
 func TestLiveUnconfiguredAnswers503NamingTheFlag(t *testing.T) {
@@ -412,4 +413,63 @@ func TestLivePixPSPDown(t *testing.T) {
 	is.Equal(r.Status, 402)
 	is.Equal(r.ErrCode(), "processing_error")
 	is.Equal(digStr(r.Body, "error.payment_intent.status"), "requires_payment_method")
+}
+
+func TestLiveSavedCardChargedAgainByToken(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	cus := e.payCustomer(e.Live, "ana@example.com")
+	pi := e.payIntent(e.Live, 5000, map[string]any{"customer": cus})
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove), "save_payment_method": true})
+	is.Equal(r.Status, 200)
+	pm := r.Str("payment_method")
+	is.True(pm != "")
+	var sealed string
+	is.NoErr(e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		var err error
+		sealed, err = tx.FindCardToken(domain.Scope{OrgID: e.Org.ID, Livemode: true}, pm)
+		return err
+	}))
+	is.True(strings.HasPrefix(sealed, "v1:")) // the Cielo token is stored sealed
+
+	pi2 := e.payIntent(e.Live, 7000, map[string]any{"customer": cus})
+	r = e.payConfirm(e.Live, pi2.Str("id"), map[string]any{"payment_method": pm})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "succeeded")
+	is.Equal(e.Cielo.ChargeCount(), 2)
+
+	// A live card saved without a token (none here: a typed card not saved) cannot be reused.
+	pi3 := e.payIntent(e.Live, 3000, nil)
+	r = e.payConfirm(e.Live, pi3.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Status, 200)
+	pi4 := e.payIntent(e.Live, 3000, nil)
+	r = e.payConfirm(e.Live, pi4.Str("id"), map[string]any{"payment_method": r.Str("payment_method")})
+	is.Equal(r.Status, 400)
+	is.Equal(r.ErrParam(), "payment_method")
+}
+
+func TestLiveCheckoutSessionPaidByCard(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	cs := e.coSimple(e.Live, map[string]any{"payment_method_types": []string{"credit_card", "pix"}})
+	r := e.Do("POST", "/v1/checkout-sessions/"+cs.Str("id")+"/confirm", e.Live, map[string]any{"card": payCard(liveApprove), "installments": 2,
+		"customer_email": "ana@example.com"})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "complete")
+	is.Equal(r.Str("payment_status"), "paid")
+	is.Equal(e.Cielo.ChargeCount(), 1)
+}
+
+func TestLiveCheckoutSessionPaidByPixWebhook(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	cs := e.coSimple(e.Live, map[string]any{"payment_method_types": []string{"pix"}})
+	r := e.Do("POST", "/v1/checkout-sessions/"+cs.Str("id")+"/confirm", e.Live, map[string]any{"payment_method_type": "pix", "customer_email": "ana@example.com"})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("payment_status"), "unpaid")
+	pi := e.Do("GET", "/v1/payment-intents/"+r.Str("payment_intent"), e.Live, nil)
+	ch := e.Do("GET", "/v1/charges/"+pi.Str("latest_charge"), e.Live, nil)
+	is.NoErr(e.PSP.Pay(digStr(ch.Body, "payment_method_details.pix.txid"), -1, true))
+	got := e.Do("GET", "/v1/checkout-sessions/"+cs.Str("id"), e.Live, nil)
+	is.Equal(got.Str("payment_status"), "paid")
 }

@@ -106,10 +106,14 @@ func ParseValor(v string) (int64, bool) {
 type (
 	// CobSolicitada is the body of PUT /cob/{txid}.
 	CobSolicitada struct {
-		Calendario         Calendario `json:"calendario"`
+		Calendario         Expiracao  `json:"calendario"`
 		Valor              CobValor   `json:"valor"`
 		Chave              string     `json:"chave"`
 		SolicitacaoPagador string     `json:"solicitacaoPagador,omitempty"`
+	}
+	// Expiracao is the calendario of a charge request: its lifetime in seconds.
+	Expiracao struct {
+		Expiracao int `json:"expiracao,omitempty"`
 	}
 	// Calendario holds a charge's creation and lifetime (seconds).
 	Calendario struct {
@@ -173,7 +177,7 @@ func (c *Client) StartAsync(ctx context.Context, req payments.AsyncRequest) (pay
 	if req.Method != domain.MethodPix {
 		return payments.AsyncResult{}, fmt.Errorf("%w: the API Pix serves PIX only", payments.ErrNotSent)
 	}
-	body := CobSolicitada{Calendario: Calendario{Expiracao: int(req.Expires / time.Second)}, Valor: CobValor{Original: Valor(req.Amount)}, Chave: c.cfg.Chave}
+	body := CobSolicitada{Calendario: Expiracao{Expiracao: int(req.Expires / time.Second)}, Valor: CobValor{Original: Valor(req.Amount)}, Chave: c.cfg.Chave}
 	if req.Description != "" {
 		body.SolicitacaoPagador = truncate(req.Description, 140)
 	}
