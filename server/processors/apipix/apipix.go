@@ -106,10 +106,10 @@ func ParseValor(v string) (int64, bool) {
 type (
 	// CobSolicitada is the body of PUT /cob/{txid}.
 	CobSolicitada struct {
-		Calendario         Expiracao  `json:"calendario"`
-		Valor              CobValor   `json:"valor"`
-		Chave              string     `json:"chave"`
-		SolicitacaoPagador string     `json:"solicitacaoPagador,omitempty"`
+		Calendario         Expiracao `json:"calendario"`
+		Valor              CobValor  `json:"valor"`
+		Chave              string    `json:"chave"`
+		SolicitacaoPagador string    `json:"solicitacaoPagador,omitempty"`
 	}
 	// Expiracao is the calendario of a charge request: its lifetime in seconds.
 	Expiracao struct {
