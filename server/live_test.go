@@ -473,3 +473,32 @@ func TestLiveCheckoutSessionPaidByPixWebhook(t *testing.T) {
 	got := e.Do("GET", "/v1/checkout-sessions/"+cs.Str("id"), e.Live, nil)
 	is.Equal(got.Str("payment_status"), "paid")
 }
+
+// An invoice collected in live mode charges the customer's saved card through Cielo (its token),
+// through the same two-phase path as a confirm.
+func TestLiveInvoicePaidWithSavedCard(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	cus := e.payCustomer(e.Live, "ana@example.com")
+	pi := e.payIntent(e.Live, 1000, map[string]any{"customer": cus})
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove), "save_payment_method": true})
+	is.Equal(r.Status, 200)
+	inv := e.Do("POST", "/v1/invoices", e.Live, map[string]any{"customer": cus, "lines": []any{map[string]any{"amount": 5000, "description": "Consultoria"}}})
+	is.Equal(inv.Status, 200)
+	r = e.Do("POST", "/v1/invoices/"+inv.Str("id")+"/pay", e.Live, map[string]any{})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "paid")
+	is.Equal(digNum(r.Body, "attempt_count"), int64(1))
+	is.Equal(e.Cielo.ChargeCount(), 2)
+
+	// A declined saved card (Cielo refuses it) is a 402 and the invoice stays open.
+	cus2 := e.payCustomer(e.Live, "bia@example.com")
+	pi2 := e.payIntent(e.Live, 1000, map[string]any{"customer": cus2})
+	is.Equal(e.payConfirm(e.Live, pi2.Str("id"), map[string]any{"card": payCard(liveApprove), "save_payment_method": true}).Status, 200)
+	e.CieloSrv.Close()
+	inv2 := e.Do("POST", "/v1/invoices", e.Live, map[string]any{"customer": cus2, "lines": []any{map[string]any{"amount": 3000, "description": "Mensalidade"}}})
+	r = e.Do("POST", "/v1/invoices/"+inv2.Str("id")+"/pay", e.Live, map[string]any{})
+	is.Equal(r.Status, 402)
+	is.Equal(r.ErrCode(), "processing_error")
+	is.Equal(e.Do("GET", "/v1/invoices/"+inv2.Str("id"), e.Live, nil).Str("status"), "open")
+}

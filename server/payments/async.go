@@ -149,6 +149,11 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 			return nil, err
 		}
 		pi.PaymentMethod = &pm.ID
+		if method == domain.MethodPix {
+			if err := invoiceDueDate(tx, c, &req); err != nil {
+				return nil, err
+			}
+		}
 		return s.reserveStart(tx, c, ch, req)
 	}
 	res, err := proc.StartAsync(context.Background(), req)

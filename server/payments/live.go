@@ -266,6 +266,13 @@ func outcomeOf(c *db.ProcessorCall) callOutcome {
 	return out
 }
 
+// HasOpenCall reports whether a live processor call of an intent's confirmation is reserved or
+// answered but not applied yet (confirming the intent again applies it).
+func (s *Service) HasOpenCall(tx *db.Tx, sc domain.Scope, piID string) (bool, error) {
+	c, err := openCall(tx, sc, piID, CallAuthorize, CallStart)
+	return c != nil, err
+}
+
 // openCall returns the open (reserved or done) call of kinds on an intent, or nil.
 func openCall(tx *db.Tx, sc domain.Scope, piID string, kinds ...string) (*db.ProcessorCall, error) {
 	c, err := tx.FindOpenProcessorCall(sc, piID, kinds...)
@@ -334,6 +341,12 @@ func (s *Service) applyStart(tx *db.Tx, a domain.Actor, call *db.ProcessorCall, 
 			return nil, err
 		}
 		expires := domain.At(time.Unix(call.CreatedAt, 0).Add(PixLifetime))
+		var sp startParams
+		_ = json.Unmarshal([]byte(call.Params), &sp)
+		if due, err := time.ParseInLocation("2006-01-02", sp.DueDate, brasilia); err == nil {
+			// Payable until the end of the last day after the due date (ValidityAfterDue).
+			expires = domain.At(due.AddDate(0, 0, pixValidityAfterDue+1).UTC())
+		}
 		ch.PaymentMethodDetails.Pix = &domain.PixDetails{Code: out.Async.Code, TxID: call.Reference, ExpiresAt: expires}
 		pi.PaymentData = &domain.PaymentData{Type: domain.MethodPix, Pix: &domain.PixData{Code: out.Async.Code,
 			ImageURL: publicURL(s.origin(""), PixImagePath(pi.ID), pi.ClientSecret), ExpiresAt: expires}}
@@ -358,6 +371,32 @@ func (s *Service) applyStart(tx *db.Tx, a domain.Actor, call *db.ProcessorCall, 
 	return pi, nil
 }
 
+// brasilia is the civil time of due dates (Brazil keeps UTC-3 all year).
+var brasilia = time.FixedZone("BRT", -3*60*60)
+
+// invoiceDueDate asks for a PIX charge with a due date (API Pix cobv) when the intent pays an
+// invoice with a due date still ahead and the buyer has a name and a CPF/CNPJ (the debtor a
+// charge with a due date requires); otherwise the PIX is an immediate charge.
+func invoiceDueDate(tx *db.Tx, c *confirmation, req *AsyncRequest) error {
+	inv, err := tx.FindInvoiceByPaymentIntent(c.a.Scope, c.pi.ID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if inv.DueDate.IsZero() || c.buyer.Name == nil || c.buyer.Document == nil {
+		return nil
+	}
+	due := inv.DueDate.In(brasilia).Format("2006-01-02")
+	if due < tx.Now.In(brasilia).Format("2006-01-02") {
+		return nil
+	}
+	req.DueDate, req.DueValidityDays = due, pixValidityAfterDue
+	req.PayerName, req.PayerDocument = *c.buyer.Name, *c.buyer.Document
+	return nil
+}
+
 // reserveStart is phase 1 of a live PIX confirmation.
 func (s *Service) reserveStart(tx *db.Tx, c *confirmation, ch *domain.Charge, req AsyncRequest) (*domain.PaymentIntent, error) {
 	req.Reference = Reference(ch.ID)
@@ -370,7 +409,7 @@ func (s *Service) reserveStart(tx *db.Tx, c *confirmation, ch *domain.Charge, re
 	if err := tx.UpdatePaymentIntent(c.a.Scope, c.pi); err != nil {
 		return nil, err
 	}
-	call, err := s.reserve(tx, c.a.Scope, CallStart, req.Method, c.pi.ID, ch.ID, "", req.Reference, ch.Amount, struct{}{})
+	call, err := s.reserve(tx, c.a.Scope, CallStart, req.Method, c.pi.ID, ch.ID, "", req.Reference, ch.Amount, startParams{DueDate: req.DueDate})
 	if err != nil {
 		return nil, err
 	}
@@ -618,6 +657,15 @@ func (s *Service) PixNotified(ctx context.Context, store *db.DB, n PixNotificati
 		return nil
 	}
 	return s.PixResult(ctx, store, n.TxID, r)
+}
+
+// pixValidityAfterDue is how many days after its due date a PIX charge with a due date stays
+// payable (the connector's validadeAposVencimento).
+const pixValidityAfterDue = 30
+
+// startParams is kept on a PIX start call.
+type startParams struct {
+	DueDate string `json:"due_date,omitempty"`
 }
 
 // refundParams is kept on a refund call.

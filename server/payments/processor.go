@@ -133,6 +133,12 @@ type AsyncRequest struct {
 	Expires time.Duration
 	// Description is shown to the payer (solicitacaoPagador).
 	Description string
+	// DueDate (YYYY-MM-DD), for a PIX paying an invoice with a due date, asks for a charge with
+	// a due date (API Pix cobv) instead of an immediate one, payable DueValidityDays after it;
+	// PayerName and PayerDocument (CPF or CNPJ digits) identify the debtor it requires.
+	DueDate                  string
+	DueValidityDays          int
+	PayerName, PayerDocument string
 }
 
 // AsyncResult is the state a PIX or boleto charge starts in and, when delayed, where it goes. A

@@ -124,6 +124,41 @@ type (
 	CobValor struct {
 		Original string `json:"original"`
 	}
+	// CobVSolicitada is the body of PUT /cobv/{txid}: a charge with a due date.
+	CobVSolicitada struct {
+		Calendario         VencimentoSolicitado `json:"calendario"`
+		Devedor            Devedor              `json:"devedor"`
+		Valor              CobValor             `json:"valor"`
+		Chave              string               `json:"chave"`
+		SolicitacaoPagador string               `json:"solicitacaoPagador,omitempty"`
+	}
+	// VencimentoSolicitado is the calendario of a charge with a due date, as requested.
+	VencimentoSolicitado struct {
+		DataDeVencimento       string `json:"dataDeVencimento"`
+		ValidadeAposVencimento int    `json:"validadeAposVencimento,omitempty"`
+	}
+	// Vencimento is the calendario of a charge with a due date, as answered.
+	Vencimento struct {
+		Criacao                string `json:"criacao,omitempty"`
+		DataDeVencimento       string `json:"dataDeVencimento"`
+		ValidadeAposVencimento int    `json:"validadeAposVencimento,omitempty"`
+	}
+	// Devedor is the debtor of a charge with a due date.
+	Devedor struct {
+		CPF  string `json:"cpf,omitempty"`
+		CNPJ string `json:"cnpj,omitempty"`
+		Nome string `json:"nome"`
+	}
+	// CobVCompleta is a charge with a due date as the PSP answers it.
+	CobVCompleta struct {
+		TxID          string     `json:"txid"`
+		Calendario    Vencimento `json:"calendario"`
+		Status        string     `json:"status"`
+		Valor         CobValor   `json:"valor"`
+		Chave         string     `json:"chave"`
+		PixCopiaECola string     `json:"pixCopiaECola"`
+		Pix           []Pix      `json:"pix"`
+	}
 	// CobCompleta is a charge as the PSP answers it.
 	CobCompleta struct {
 		TxID          string     `json:"txid"`
@@ -177,6 +212,9 @@ func (c *Client) StartAsync(ctx context.Context, req payments.AsyncRequest) (pay
 	if req.Method != domain.MethodPix {
 		return payments.AsyncResult{}, fmt.Errorf("%w: the API Pix serves PIX only", payments.ErrNotSent)
 	}
+	if req.DueDate != "" {
+		return c.startCobV(ctx, req)
+	}
 	body := CobSolicitada{Calendario: Expiracao{Expiracao: int(req.Expires / time.Second)}, Valor: CobValor{Original: Valor(req.Amount)}, Chave: c.cfg.Chave}
 	if req.Description != "" {
 		body.SolicitacaoPagador = truncate(req.Description, 140)
@@ -211,6 +249,81 @@ func (c *Client) StartAsync(ctx context.Context, req payments.AsyncRequest) (pay
 		return payments.AsyncResult{}, err
 	}
 	return payments.AsyncResult{Code: code, Location: cob.Location}, nil
+}
+
+// startCobV opens a charge with a due date (PUT /cobv/{txid}); like PUT /cob, a retry that finds
+// it already created reads it.
+func (c *Client) startCobV(ctx context.Context, req payments.AsyncRequest) (payments.AsyncResult, error) {
+	dev := Devedor{Nome: truncate(req.PayerName, 200)}
+	if len(req.PayerDocument) == 14 {
+		dev.CNPJ = req.PayerDocument
+	} else {
+		dev.CPF = req.PayerDocument
+	}
+	body := CobVSolicitada{Calendario: VencimentoSolicitado{DataDeVencimento: req.DueDate, ValidadeAposVencimento: req.DueValidityDays}, Devedor: dev,
+		Valor: CobValor{Original: Valor(req.Amount)}, Chave: c.cfg.Chave}
+	if req.Description != "" {
+		body.SolicitacaoPagador = truncate(req.Description, 140)
+	}
+	var cob CobVCompleta
+	sent := false
+	err := processors.Retry(ctx, 2, func() error {
+		err := c.do(ctx, http.MethodPut, "/cobv/"+url.PathEscape(req.Reference), body, &cob)
+		var se *processors.StatusError
+		if sent && errors.As(err, &se) && se.Status < 500 {
+			err = c.do(ctx, http.MethodGet, "/cobv/"+url.PathEscape(req.Reference), nil, &cob)
+		}
+		if err != nil && !processors.NotSent(err) {
+			sent = true
+		}
+		return err
+	})
+	if err != nil {
+		if !sent {
+			return payments.AsyncResult{}, processors.Classify(err)
+		}
+		var se *processors.StatusError
+		if errors.As(err, &se) && se.Status < 500 {
+			c.cfg.Log.Error("api pix: charge with due date refused", "txid", req.Reference, "status", se.Status, "body", se.Body)
+			return payments.AsyncResult{}, fmt.Errorf("%w: the PSP refused the charge (HTTP %d)", payments.ErrNotSent, se.Status)
+		}
+		return payments.AsyncResult{}, err
+	}
+	if cob.PixCopiaECola == "" {
+		return payments.AsyncResult{}, errors.New("api pix: the charge with due date has no pixCopiaECola")
+	}
+	return payments.AsyncResult{Code: cob.PixCopiaECola}, nil
+}
+
+// lookupCobV is Lookup for a charge with a due date.
+func (c *Client) lookupCobV(ctx context.Context, txid string) (payments.LookupResult, error) {
+	var cob CobVCompleta
+	err := c.do(ctx, http.MethodGet, "/cobv/"+url.PathEscape(txid), nil, &cob)
+	var se *processors.StatusError
+	if errors.As(err, &se) && se.Status == http.StatusNotFound {
+		return payments.LookupResult{}, nil
+	}
+	if err != nil {
+		return payments.LookupResult{}, err
+	}
+	r := payments.LookupResult{Found: true, Code: cob.PixCopiaECola}
+	switch cob.Status {
+	case CobConcluida:
+		for _, p := range cob.Pix {
+			if p.TxID == txid {
+				amount, _ := ParseValor(p.Valor)
+				r.Paid, r.PaidAmount, r.EndToEndID = true, amount, p.EndToEndID
+			}
+		}
+	case CobAtiva:
+		if due, err := time.Parse("2006-01-02", cob.Calendario.DataDeVencimento); err == nil &&
+			c.cfg.Now().After(due.AddDate(0, 0, cob.Calendario.ValidadeAposVencimento+1).Add(3*time.Hour)) {
+			r.Expired = true // past the last payable day in Brasília (UTC-3)
+		}
+	default:
+		r.Expired = true
+	}
+	return r, nil
 }
 
 // brCode is the PSP's pixCopiaECola or, without one, a dynamic BR Code on its location.
@@ -249,7 +362,7 @@ func (c *Client) Lookup(ctx context.Context, ref payments.ChargeRef) (payments.L
 	err := c.do(ctx, http.MethodGet, "/cob/"+url.PathEscape(ref.Reference), nil, &cob)
 	var se *processors.StatusError
 	if errors.As(err, &se) && se.Status == http.StatusNotFound {
-		return payments.LookupResult{}, nil
+		return c.lookupCobV(ctx, ref.Reference) // a charge with a due date, or none
 	}
 	if err != nil {
 		return payments.LookupResult{}, err

@@ -124,7 +124,7 @@ func TestTypesMatchTheAPIPixOpenAPI(t *testing.T) {
 	paths, _ := doc["paths"].(map[string]any)
 	for path, methods := range map[string][]string{
 		"/cob/{txid}": {"put", "get"}, "/pix/{e2eid}": {"get"}, "/pix": {"get"},
-		"/pix/{e2eid}/devolucao/{id}": {"put"}, "/webhook/{chave}": {"put", "get"},
+		"/pix/{e2eid}/devolucao/{id}": {"put"}, "/webhook/{chave}": {"put", "get"}, "/cobv/{txid}": {"put", "get"},
 	} {
 		p, ok := paths[path].(map[string]any)
 		if !ok {
@@ -144,6 +144,8 @@ func TestTypesMatchTheAPIPixOpenAPI(t *testing.T) {
 	}{
 		{CobSolicitada{}, schema("CobSolicitada")},
 		{CobCompleta{}, schema("CobCompleta")},
+		{CobVSolicitada{}, schema("CobVSolicitada")},
+		{CobVCompleta{}, schema("CobVCompleta")},
 		{Pix{}, schema("Pix")},
 		{PixConsultados{}, schema("PixConsultados")},
 		{DevolucaoSolicitada{}, schema("DevolucaoSolicitada")},

@@ -55,6 +55,8 @@ type cob struct {
 	Location      string         `json:"location"`
 	PixCopiaECola string         `json:"pixCopiaECola"`
 	Pix           []*received    `json:"pix,omitempty"`
+	Devedor       map[string]any `json:"devedor,omitempty"`
+	kind          string
 	amount        int64
 	created       time.Time
 	expires       time.Duration
@@ -193,10 +195,10 @@ func (d *Double) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {
-	case len(parts) == 2 && parts[0] == "cob" && r.Method == http.MethodPut:
-		d.putCob(w, r, parts[1])
-	case len(parts) == 2 && parts[0] == "cob" && r.Method == http.MethodGet:
-		d.getCob(w, parts[1])
+	case len(parts) == 2 && (parts[0] == "cob" || parts[0] == "cobv") && r.Method == http.MethodPut:
+		d.putCob(w, r, parts[0], parts[1])
+	case len(parts) == 2 && (parts[0] == "cob" || parts[0] == "cobv") && r.Method == http.MethodGet:
+		d.getCob(w, parts[0], parts[1], http.StatusOK)
 	case len(parts) == 1 && parts[0] == "pix" && r.Method == http.MethodGet:
 		d.listPix(w, r)
 	case len(parts) == 2 && parts[0] == "pix" && r.Method == http.MethodGet:
@@ -248,15 +250,18 @@ func (d *Double) token(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(d.TokenLife / time.Second), "scope": "cob.write cob.read pix.read pix.write webhook.write webhook.read"})
 }
 
-func (d *Double) putCob(w http.ResponseWriter, r *http.Request, txid string) {
+func (d *Double) putCob(w http.ResponseWriter, r *http.Request, kind, txid string) {
 	if !txidPattern.MatchString(txid) {
 		problem(w, http.StatusBadRequest, "CobOperacaoInvalida", "Cobrança inválida", "txid must have 26 to 35 letters and digits")
 		return
 	}
 	var body struct {
 		Calendario struct {
-			Expiracao int `json:"expiracao"`
+			Expiracao              int    `json:"expiracao"`
+			DataDeVencimento       string `json:"dataDeVencimento"`
+			ValidadeAposVencimento int    `json:"validadeAposVencimento"`
 		} `json:"calendario"`
+		Devedor map[string]any `json:"devedor"`
 		Valor struct {
 			Original string `json:"original"`
 		} `json:"valor"`
@@ -284,6 +289,19 @@ func (d *Double) putCob(w http.ResponseWriter, r *http.Request, txid string) {
 	if exp <= 0 {
 		exp = 86400
 	}
+	if kind == "cobv" {
+		if _, err := time.Parse("2006-01-02", body.Calendario.DataDeVencimento); err != nil {
+			problem(w, http.StatusBadRequest, "CobVOperacaoInvalida", "Cobrança inválida", "calendario.dataDeVencimento must be YYYY-MM-DD")
+			return
+		}
+		nome, _ := body.Devedor["nome"].(string)
+		cpf, _ := body.Devedor["cpf"].(string)
+		cnpj, _ := body.Devedor["cnpj"].(string)
+		if nome == "" || (cpf == "") == (cnpj == "") {
+			problem(w, http.StatusBadRequest, "CobVOperacaoInvalida", "Cobrança inválida", "devedor needs nome and exactly one of cpf or cnpj")
+			return
+		}
+	}
 	d.mu.Lock()
 	if _, exists := d.cobs[txid]; exists {
 		d.mu.Unlock()
@@ -295,7 +313,12 @@ func (d *Double) putCob(w http.ResponseWriter, r *http.Request, txid string) {
 	code, _ := pix.Payload{MerchantName: "RECEBEDOR", MerchantCity: "SAO PAULO", URL: loc, Amount: amount, SingleUse: true}.Encode()
 	c := &cob{TxID: txid, Calendario: map[string]any{"criacao": now.Format(time.RFC3339), "expiracao": exp}, Status: "ATIVA",
 		Valor: map[string]any{"original": valor(amount)}, Chave: body.Chave, Location: loc, PixCopiaECola: code, amount: amount, created: now,
-		expires: time.Duration(exp) * time.Second}
+		expires: time.Duration(exp) * time.Second, kind: kind}
+	if kind == "cobv" {
+		c.Calendario = map[string]any{"criacao": now.Format(time.RFC3339), "dataDeVencimento": body.Calendario.DataDeVencimento,
+			"validadeAposVencimento": body.Calendario.ValidadeAposVencimento}
+		c.Devedor = body.Devedor
+	}
 	d.cobs[txid] = c
 	drop := d.dropCob > 0
 	if drop {
@@ -310,12 +333,13 @@ func (d *Double) putCob(w http.ResponseWriter, r *http.Request, txid string) {
 		}
 		panic(http.ErrAbortHandler)
 	}
-	d.getCob(w, txid, http.StatusCreated)
+	d.getCob(w, kind, txid, http.StatusCreated)
 }
 
-func (d *Double) getCob(w http.ResponseWriter, txid string, status ...int) {
+func (d *Double) getCob(w http.ResponseWriter, kind, txid string, st int) {
 	d.mu.Lock()
 	c, ok := d.cobs[txid]
+	ok = ok && c.kind == kind
 	var b []byte
 	if ok {
 		b, _ = json.Marshal(c)
@@ -324,10 +348,6 @@ func (d *Double) getCob(w http.ResponseWriter, txid string, status ...int) {
 	if !ok {
 		problem(w, http.StatusNotFound, "CobNaoEncontrado", "Cobrança não encontrada", txid)
 		return
-	}
-	st := http.StatusOK
-	if len(status) > 0 {
-		st = status[0]
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(st)
