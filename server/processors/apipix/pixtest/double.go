@@ -262,7 +262,7 @@ func (d *Double) putCob(w http.ResponseWriter, r *http.Request, kind, txid strin
 			ValidadeAposVencimento int    `json:"validadeAposVencimento"`
 		} `json:"calendario"`
 		Devedor map[string]any `json:"devedor"`
-		Valor struct {
+		Valor   struct {
 			Original string `json:"original"`
 		} `json:"valor"`
 		Chave              string `json:"chave"`
