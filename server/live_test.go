@@ -502,3 +502,29 @@ func TestLiveInvoicePaidWithSavedCard(t *testing.T) {
 	is.Equal(r.ErrCode(), "processing_error")
 	is.Equal(e.Do("GET", "/v1/invoices/"+inv2.Str("id"), e.Live, nil).Str("status"), "open")
 }
+
+// A sale Cielo leaves Pending is followed by the reconciliation until the acquirer decides.
+func TestLiveCardPendingUntilTheAcquirerDecides(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	e.Cielo.PendNextSales(1)
+	pi := e.payIntent(e.Live, 5000, nil)
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "pending")
+	e.reconcile(3 * time.Minute) // still pending at Cielo: nothing changes
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+pi.Str("id"), e.Live, nil).Str("status"), "pending")
+	var ref string
+	is.NoErr(e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		c, err := tx.FindChargeCall(domain.Scope{OrgID: e.Org.ID, Livemode: true}, r.Str("latest_charge"), "authorize")
+		if err == nil {
+			ref = c.Reference
+		}
+		return err
+	}))
+	is.True(e.Cielo.Decide(ref, true))
+	e.reconcile(3 * time.Minute)
+	got := e.Do("GET", "/v1/payment-intents/"+pi.Str("id"), e.Live, nil)
+	is.Equal(got.Str("status"), "succeeded")
+	is.Equal(len(e.payEvents(e.Live, "payment_intent.succeeded", pi.Str("id"))), 1)
+}

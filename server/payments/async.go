@@ -253,7 +253,9 @@ func settle(pi *domain.PaymentIntent, ch *domain.Charge) {
 	if ch.PaymentMethodDetails.Card != nil {
 		amount := ch.Amount
 		ch.PaymentMethodDetails.Card.AmountAuthorized = &amount
-		ch.PaymentMethodDetails.Card.AuthorizationCode = strPtr(authorizationCode(ch.ID))
+		if ch.PaymentMethodDetails.Card.AuthorizationCode == nil { // a live acquirer's code is kept
+			ch.PaymentMethodDetails.Card.AuthorizationCode = strPtr(authorizationCode(ch.ID))
+		}
 	}
 	if pi.CaptureMethod == domain.CaptureManual && ch.PaymentMethodDetails.Type == domain.MethodCreditCard {
 		pi.Status, pi.AmountCapturable = domain.PIStatusRequiresCapture, ch.Amount

@@ -308,6 +308,10 @@ func (s *Service) applyConfirmCall(tx *db.Tx, a domain.Actor, call *db.Processor
 		res = *out.Card
 	}
 	call.State = db.CallApplied
+	if res.Outcome == card.OutcomePending || res.Outcome == card.OutcomeProcessing {
+		// The acquirer has not decided yet: the reconciliation follows the sale.
+		call.State, call.NextCheckAt = db.CallWaiting, tx.Now.Add(PixPollEvery).Unix()
+	}
 	if err := tx.UpdateProcessorCall(call); err != nil {
 		return nil, err
 	}
@@ -493,9 +497,12 @@ func (s *Service) reconcileOne(ctx context.Context, store *db.DB, c *db.Processo
 	case db.CallDone:
 		return s.applyInJob(ctx, store, a, c.ID)
 	case db.CallWaiting:
-		r, err := proc.Lookup(ctx, ChargeRef{ChargeID: c.Charge, Method: c.Method, Reference: c.Reference, Amount: c.Amount})
+		r, err := proc.Lookup(ctx, ChargeRef{ChargeID: c.Charge, Method: c.Method, Reference: c.Reference, ProcessorID: cardID(c), Amount: c.Amount})
 		if err != nil {
 			return err
+		}
+		if c.Kind == CallAuthorize {
+			return s.cardDecided(ctx, store, c.ID, r)
 		}
 		return s.PixResult(ctx, store, c.Reference, r)
 	}
@@ -582,6 +589,54 @@ func (s *Service) applyInJob(ctx context.Context, store *db.DB, a domain.Actor, 
 			return nil
 		}
 		return opErr
+	})
+}
+
+// cardID is the processor's id of a card authorization (a PIX call's is its endToEndId, known
+// only once paid, and not used to look the charge up).
+func cardID(c *db.ProcessorCall) string {
+	if c.Kind == CallAuthorize {
+		return c.ProcessorID
+	}
+	return ""
+}
+
+// cardDecided applies the acquirer's late decision on a card payment left pending: approved
+// settles it, refused fails the attempt, anything else keeps waiting.
+func (s *Service) cardDecided(ctx context.Context, store *db.DB, callID string, r LookupResult) error {
+	return store.Write(ctx, func(tx *db.Tx) error {
+		c, err := tx.FindProcessorCall(callID)
+		if err != nil || c.State != db.CallWaiting {
+			return err
+		}
+		if r.Card == nil || (r.Card.Outcome != card.OutcomeSucceeded && r.Card.Outcome != card.OutcomeRequiresCapture && r.Card.Outcome != card.OutcomeDeclined) {
+			c.NextCheckAt = tx.Now.Add(PixPollEvery).Unix()
+			return tx.UpdateProcessorCall(c)
+		}
+		c.State = db.CallApplied
+		if err := tx.UpdateProcessorCall(c); err != nil {
+			return err
+		}
+		pi, err := tx.FindPaymentIntentByID(c.Scope, c.PaymentIntent)
+		if err != nil {
+			return err
+		}
+		if !pi.Waiting() || pi.LatestCharge == nil || *pi.LatestCharge != c.Charge {
+			return nil
+		}
+		if r.Card.AuthorizationCode != "" {
+			ch, err := tx.FindChargeByID(c.Scope, c.Charge)
+			if err != nil {
+				return err
+			}
+			if ch.PaymentMethodDetails.Card != nil {
+				ch.PaymentMethodDetails.Card.AuthorizationCode = strPtr(r.Card.AuthorizationCode)
+				if err := tx.UpdateCharge(c.Scope, ch); err != nil {
+					return err
+				}
+			}
+		}
+		return s.resolve(tx, domain.Actor{Scope: c.Scope}, pi, c.Charge, r.Card.Outcome != card.OutcomeDeclined)
 	})
 }
 

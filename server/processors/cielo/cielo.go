@@ -131,7 +131,12 @@ var brandNames = map[string]string{"visa": "Visa", "mastercard": "Master", "amex
 func (c *Client) AuthorizeCard(ctx context.Context, req payments.CardRequest) (payments.CardResult, error) {
 	brand := brandNames[req.Brand]
 	if brand == "" {
-		return payments.CardResult{Outcome: card.OutcomeDeclined, Decline: Decline("57")}, nil
+		// A brand Cielo does not take: refused here, nothing sent.
+		pe := Decline("57")
+		if tc, ok := declines["card_not_supported"]; ok {
+			pe.Code, pe.Message = tc.Code, tc.Message
+		}
+		return payments.CardResult{Outcome: card.OutcomeDeclined, Decline: pe}, nil
 	}
 	sale := Sale{MerchantOrderID: req.Reference, Payment: Payment{Type: "CreditCard", Amount: req.Amount, Installments: max(req.Installments, 1), Capture: req.Capture}}
 	if req.Customer != "" {

@@ -34,6 +34,40 @@ type Double struct {
 	Unavailable bool
 	// Calls counts sale creations that charged (tests assert no double charge).
 	Charges int
+	// pendNext makes the next n approved sales answer Pending (12) until Decide.
+	pendNext int
+}
+
+// PendNextSales makes the next n sales that would be approved stay Pending (12).
+func (d *Double) PendNextSales(n int) {
+	d.mu.Lock()
+	d.pendNext = n
+	d.mu.Unlock()
+}
+
+// Decide settles a pending sale: approved (captured as asked) or denied (05).
+func (d *Double) Decide(merchantOrderID string, approve bool) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ids := d.orders[merchantOrderID]
+	if len(ids) == 0 {
+		return false
+	}
+	p := &d.sales[ids[len(ids)-1]].Payment
+	if p.Status != 12 {
+		return false
+	}
+	if !approve {
+		p.Status, p.ReturnCode, p.ReturnMessage = 3, "05", "Not Authorized"
+		return true
+	}
+	d.Charges++
+	p.AuthorizationCode = p.Tid[len(p.Tid)-6:]
+	p.Status, p.ReturnCode, p.ReturnMessage = 1, "4", "Operation Successful"
+	if p.Capture {
+		p.Status, p.ReturnCode, p.CapturedAmount = 2, "6", p.Amount
+	}
+	return true
 }
 
 type storedCard struct{ number, brand string }
@@ -212,7 +246,10 @@ func (d *Double) create(w http.ResponseWriter, r *http.Request) {
 	p.ReceivedDate = time.Now().UTC().Format("2006-01-02 15:04:05")
 	p.Tid = strconv.FormatInt(time.Now().UnixNano()%1e13, 10)
 	p.ProofOfSale = p.Tid[len(p.Tid)-6:]
-	if o.ok {
+	if o.ok && d.pendNext > 0 {
+		d.pendNext--
+		p.Status, p.ReturnCode, p.ReturnMessage = 12, "", "Pending"
+	} else if o.ok {
 		d.Charges++
 		p.AuthorizationCode = p.Tid[len(p.Tid)-6:]
 		p.Status, p.ReturnCode, p.ReturnMessage = 1, "4", "Operation Successful"
