@@ -528,3 +528,25 @@ func TestLiveCardPendingUntilTheAcquirerDecides(t *testing.T) {
 	is.Equal(got.Str("status"), "succeeded")
 	is.Equal(len(e.payEvents(e.Live, "payment_intent.succeeded", pi.Str("id"))), 1)
 }
+
+// The hosted checkout in live mode: the buyer's card goes to Cielo (decline shown, then an
+// approval), and a double submission charges nothing more.
+func TestLiveHostedCheckoutPayByCard(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	s := e.coSimple(e.Live, map[string]any{"success_url": "https://loja.example/ok"})
+	b := e.newBrowser(t)
+	p := b.get(s.Str("url"))
+	d := b.post("/checkout/"+s.Str("id")+"/confirm", cardForm(p, liveDecline))
+	is.Equal(d.Status, 402)
+	is.True(d.testID("error-message"))
+	f := cardForm(d, liveApprove)
+	ok := b.post("/checkout/"+s.Str("id")+"/confirm", f)
+	is.Equal(ok.Status, 303)
+	is.Equal(ok.Location, "https://loja.example/ok")
+	is.Equal(e.Do("GET", "/v1/checkout-sessions/"+s.Str("id"), e.Live, nil).Str("payment_status"), "paid")
+	again := b.post("/checkout/"+s.Str("id")+"/confirm", f)
+	is.Equal(again.Status, 303)
+	is.Equal(e.Cielo.ChargeCount(), 1)
+	e.noSecretsInLogs(t, liveApprove)
+}
