@@ -392,7 +392,7 @@ func TestLivePixExpiredTokenMidRequest(t *testing.T) {
 	e.PSP.ExpireTokens() // the cached token is refused: the connector fetches a new one
 	piID, _, _ := e.livePix(1500)
 	is.Equal(e.Do("GET", "/v1/payment-intents/"+piID, e.Live, nil).Str("status"), "pending")
-	is.Equal(e.PSP.TokenCalls, 2)
+	is.Equal(e.PSP.TokenCallCount(), 2)
 }
 
 func TestLivePixTimeoutAfterCreatingTheCharge(t *testing.T) {

@@ -120,6 +120,13 @@ func (d *Double) CobCount() int {
 	return len(d.cobs)
 }
 
+// TokenCallCount returns how many tokens were issued.
+func (d *Double) TokenCallCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.TokenCalls
+}
+
 // Webhook returns the URL registered for a key.
 func (d *Double) Webhook(chave string) string {
 	d.mu.Lock()
