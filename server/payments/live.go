@@ -610,7 +610,8 @@ func (s *Service) cardDecided(ctx context.Context, store *db.DB, callID string, 
 			return err
 		}
 		if r.Card == nil || (r.Card.Outcome != card.OutcomeSucceeded && r.Card.Outcome != card.OutcomeRequiresCapture && r.Card.Outcome != card.OutcomeDeclined) {
-			c.NextCheckAt = tx.Now.Add(PixPollEvery).Unix()
+			c.Attempts++
+			c.NextCheckAt = tx.Now.Add(pollInterval(c.Attempts)).Unix()
 			return tx.UpdateProcessorCall(c)
 		}
 		c.State = db.CallApplied
@@ -638,6 +639,12 @@ func (s *Service) cardDecided(ctx context.Context, store *db.DB, callID string, 
 		}
 		return s.resolve(tx, domain.Actor{Scope: c.Scope}, pi, c.Charge, r.Card.Outcome != card.OutcomeDeclined)
 	})
+}
+
+// pollInterval is the wait before the n-th poll of a waiting charge: PixPollEvery doubling up to
+// 32 minutes, so a charge nobody pays costs a few dozen queries a day, not hundreds.
+func pollInterval(n int) time.Duration {
+	return PixPollEvery << min(max(n-1, 0), 4)
 }
 
 // PixNotification is one payment of the PSP's webhook.
@@ -670,11 +677,13 @@ func (s *Service) PixResult(ctx context.Context, store *db.DB, txid string, r Lo
 		case r.Paid && r.PaidAmount != c.Amount:
 			s.logger().Error("pix: paid amount differs from the charge; not settled, check with the PSP", "txid", txid, "charge", c.Charge,
 				"expected", c.Amount, "paid", r.PaidAmount, "end_to_end_id", r.EndToEndID)
-			c.NextCheckAt = tx.Now.Add(PixPollEvery).Unix()
+			c.Attempts++
+			c.NextCheckAt = tx.Now.Add(pollInterval(c.Attempts)).Unix()
 			return tx.UpdateProcessorCall(c)
 		case r.Paid, r.Expired:
 		default:
-			c.NextCheckAt = tx.Now.Add(PixPollEvery).Unix()
+			c.Attempts++
+			c.NextCheckAt = tx.Now.Add(pollInterval(c.Attempts)).Unix()
 			return tx.UpdateProcessorCall(c)
 		}
 		c.State = db.CallApplied
