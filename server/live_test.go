@@ -550,3 +550,27 @@ func TestLiveHostedCheckoutPayByCard(t *testing.T) {
 	is.Equal(e.Cielo.ChargeCount(), 1)
 	e.noSecretsInLogs(t, liveApprove)
 }
+
+// Cielo answers 503 to the sale: troco cannot know whether it charged, so the intent waits in
+// processing; the reconciliation finds no sale for the order and fails the attempt (nothing was
+// charged), and the intent accepts another card.
+func TestLiveCardUnknownOutcomeNeverChargedFailsAfterReconciliation(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	e.Cielo.SetUnavailable(true)
+	pi := e.payIntent(e.Live, 5000, nil)
+	r := e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "processing")
+	e.Cielo.SetUnavailable(false)
+	e.reconcile(time.Minute) // the order is unknown to Cielo, but it may still be in flight
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+pi.Str("id"), e.Live, nil).Str("status"), "processing")
+	e.reconcile(2 * time.Minute)
+	got := e.Do("GET", "/v1/payment-intents/"+pi.Str("id"), e.Live, nil)
+	is.Equal(got.Str("status"), "requires_payment_method")
+	is.Equal(digStr(got.Body, "last_payment_error.code"), "processing_error")
+	is.Equal(len(e.payEvents(e.Live, "payment_intent.payment_failed", pi.Str("id"))), 1)
+	is.Equal(e.Cielo.ChargeCount(), 0)
+	r = e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Str("status"), "succeeded")
+}
