@@ -574,3 +574,40 @@ func TestLiveCardUnknownOutcomeNeverChargedFailsAfterReconciliation(t *testing.T
 	r = e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
 	is.Equal(r.Str("status"), "succeeded")
 }
+
+func TestLiveInvoicePaidOnce(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	cus := e.payCustomer(e.Live, "ana@example.com")
+	pi := e.payIntent(e.Live, 1000, map[string]any{"customer": cus})
+	is.Equal(e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove), "save_payment_method": true}).Status, 200)
+	inv := e.Do("POST", "/v1/invoices", e.Live, map[string]any{"customer": cus, "lines": []any{map[string]any{"amount": 5000, "description": "Consultoria"}}})
+	r := e.Do("POST", "/v1/invoices/"+inv.Str("id")+"/pay", e.Live, map[string]any{})
+	is.Equal(r.Str("status"), "paid")
+	is.Equal(len(e.payEvents(e.Live, "invoice.paid", inv.Str("id"))), 1)
+}
+
+// A checkout session confirmed while Cielo's answer is lost completes unpaid with its intent
+// processing; the reconciliation then settles the intent and the session becomes paid.
+func TestLiveCheckoutSessionPaidAfterReconciliation(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 300*time.Millisecond)
+	e.Cielo.HangFor = time.Second
+	e.Cielo.DropNextAnswers(1)
+	go func() {
+		for e.Cielo.ChargeCount() == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		e.Cielo.SetUnavailable(true)
+	}()
+	cs := e.coSimple(e.Live, nil)
+	r := e.Do("POST", "/v1/checkout-sessions/"+cs.Str("id")+"/confirm", e.Live, map[string]any{"card": payCard(liveApprove), "customer_email": "ana@example.com"})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "complete")
+	is.Equal(r.Str("payment_status"), "unpaid")
+	e.Cielo.SetUnavailable(false)
+	e.reconcile(time.Minute)
+	got := e.Do("GET", "/v1/checkout-sessions/"+cs.Str("id"), e.Live, nil)
+	is.Equal(got.Str("payment_status"), "paid")
+	is.Equal(e.Cielo.ChargeCount(), 1)
+}

@@ -319,11 +319,9 @@ func (s *Service) applyConfirmCall(tx *db.Tx, a domain.Actor, call *db.Processor
 	if err != nil {
 		return nil, err
 	}
-	pi, err = s.finishCard(tx, a, org, pi, &before, ch, pm, res, att)
-	if err == nil && pi.Status != domain.PIStatusProcessing {
-		err = s.afterSettle(tx, a, pi)
-	}
-	return pi, err
+	// As on the one-phase path, the caller (a checkout session, an invoice) follows the outcome
+	// itself; a job applying the answer runs the AfterSettle hook instead (applyInJob).
+	return s.finishCard(tx, a, org, pi, &before, ch, pm, res, att)
 }
 
 // applyStart records the PSP's BR Code on the pending PIX charge (the call then waits for the
@@ -572,7 +570,12 @@ func (s *Service) applyInJob(ctx context.Context, store *db.DB, a domain.Actor, 
 		var opErr error
 		switch c.Kind {
 		case CallAuthorize, CallStart:
-			_, opErr = s.applyConfirmCall(tx, a, c)
+			// No request is waiting for this answer: the objects that follow the intent (its
+			// checkout session, its invoice) learn the outcome through the AfterSettle hook.
+			var pi *domain.PaymentIntent
+			if pi, opErr = s.applyConfirmCall(tx, a, c); opErr == nil && pi.Status != domain.PIStatusProcessing {
+				opErr = s.afterSettle(tx, a, pi)
+			}
 		case CallCapture:
 			_, opErr = s.CaptureIntent(tx, a, c.PaymentIntent, CaptureParams{AmountToCapture: &c.Amount})
 		case CallVoid:
