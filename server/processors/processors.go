@@ -187,7 +187,8 @@ func Classify(err error) error {
 var ErrCircuitOpen = errors.New("circuit open: the processor failed repeatedly; calls are paused")
 
 // Breaker is a circuit breaker: after Threshold consecutive failures it refuses calls for
-// Cooldown, then lets one through to probe; a success closes it.
+// Cooldown, then lets calls through again (Threshold more failures reopen it); a success
+// resets the count.
 type Breaker struct {
 	Threshold int
 	Cooldown  time.Duration

@@ -84,3 +84,21 @@ func TestUnreachablePSPIsNotSent(t *testing.T) {
 	_, err := c.StartAsync(context.Background(), payments.AsyncRequest{Method: domain.MethodPix, Reference: payments.Reference("z"), Amount: 100, Expires: time.Hour})
 	is.True(errors.Is(err, payments.ErrNotSent))
 }
+
+// A PSP that does not list a concluded charge's PIX in GET /cob: the lookup finds the payment
+// with GET /pix by txid.
+func TestLookupFindsThePaymentWithGetPix(t *testing.T) {
+	is := is.New(t)
+	c, d := connector(t)
+	d.OmitPixInCob = true
+	ctx := context.Background()
+	txid := payments.Reference("ch_get_pix")
+	_, err := c.StartAsync(ctx, payments.AsyncRequest{Method: domain.MethodPix, Reference: txid, Amount: 990, Expires: time.Hour})
+	is.NoErr(err)
+	is.NoErr(d.Pay(txid, -1, false))
+	r, err := c.Lookup(ctx, payments.ChargeRef{Method: domain.MethodPix, Reference: txid})
+	is.NoErr(err)
+	is.True(r.Paid)
+	is.Equal(r.PaidAmount, int64(990))
+	is.True(strings.HasPrefix(r.EndToEndID, "E"))
+}

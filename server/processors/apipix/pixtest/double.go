@@ -32,6 +32,9 @@ type Double struct {
 	TokenLife time.Duration
 	// WebhookClient posts webhooks (with the PSP's client certificate).
 	WebhookClient *http.Client
+	// OmitPixInCob leaves the received PIX out of GET /cob answers (the API Pix makes the
+	// list optional), so clients must find them with GET /pix.
+	OmitPixInCob bool
 
 	mu         sync.Mutex
 	tokens     map[string]time.Time
@@ -349,7 +352,11 @@ func (d *Double) getCob(w http.ResponseWriter, kind, txid string, st int) {
 	ok = ok && c.kind == kind
 	var b []byte
 	if ok {
-		b, _ = json.Marshal(c)
+		cp := *c
+		if d.OmitPixInCob {
+			cp.Pix = nil
+		}
+		b, _ = json.Marshal(cp)
 	}
 	d.mu.Unlock()
 	if !ok {
