@@ -545,6 +545,11 @@ func (s *Service) finishCard(tx *db.Tx, a domain.Actor, org *domain.Organization
 		if err := recordSale(tx, a.Scope, org, pi, ch); err != nil {
 			return nil, err
 		}
+		if res.Dispute != nil {
+			if err := scheduleDispute(tx, a.Scope, ch.ID, *res.Dispute); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if ch.Status == domain.ChargeStatusPending && res.SettlesLater {
 		if err := tx.ScheduleTransition(db.ScheduledTransition{Scope: a.Scope, PaymentIntent: pi.ID, Charge: ch.ID, Action: ActionSucceed,
