@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"troco/db"
 	"troco/server"
 	"troco/server/domain"
+	"troco/server/payments"
 	"troco/server/processors"
 	"troco/server/processors/apipix"
 	"troco/server/processors/apipix/pixtest"
@@ -67,6 +69,12 @@ type liveEnv struct {
 // timeout), registers the PIX webhook and activates the organization.
 func newLiveEnv(t *testing.T, timeout time.Duration) *liveEnv {
 	t.Helper()
+	return newLiveEnvWrapped(t, timeout, nil)
+}
+
+// newLiveEnvWrapped is newLiveEnv with the card connector wrapped (fault injection).
+func newLiveEnvWrapped(t *testing.T, timeout time.Duration, wrap func(payments.Processor) payments.Processor) *liveEnv {
+	t.Helper()
 	is := is.New(t)
 	pki, err := pixtest.NewPKI()
 	is.NoErr(err)
@@ -89,6 +97,9 @@ func newLiveEnv(t *testing.T, timeout time.Duration) *liveEnv {
 	pc := apipix.New(apipix.Config{BaseURL: pspSrv.URL, TokenURL: pspSrv.URL + "/oauth/token", ClientID: "client-0001", ClientSecret: liveClientSecret,
 		Chave: liveChave, Client: pixHTTP, Log: log})
 	router := &processors.Router{Card: cc, Pix: pc}
+	if wrap != nil {
+		router.Card = wrap(cc)
+	}
 	e := newEnv(t, func(c *server.Config) {
 		c.Live = router
 		c.PixWebhookCA = pki.Pool()
@@ -274,7 +285,7 @@ func TestLiveCardAnswerLostUntilReconciliation(t *testing.T) {
 	r = e.payConfirm(e.Live, pi.Str("id"), map[string]any{"card": payCard(liveApprove)})
 	is.Equal(r.Str("status"), "processing")
 	e.Cielo.SetUnavailable(false)
-	e.reconcile(time.Minute)
+	e.reconcile(3 * time.Minute)
 	got := e.Do("GET", "/v1/payment-intents/"+pi.Str("id"), e.Live, nil)
 	is.Equal(got.Str("status"), "succeeded")
 	is.Equal(e.Cielo.ChargeCount(), 1)
@@ -563,9 +574,9 @@ func TestLiveCardUnknownOutcomeNeverChargedFailsAfterReconciliation(t *testing.T
 	is.Equal(r.Status, 200)
 	is.Equal(r.Str("status"), "processing")
 	e.Cielo.SetUnavailable(false)
-	e.reconcile(time.Minute) // the order is unknown to Cielo, but it may still be in flight
+	e.reconcile(3 * time.Minute) // the order is unknown to Cielo, but it may still be in flight
 	is.Equal(e.Do("GET", "/v1/payment-intents/"+pi.Str("id"), e.Live, nil).Str("status"), "processing")
-	e.reconcile(2 * time.Minute)
+	e.reconcile(3 * time.Minute)
 	got := e.Do("GET", "/v1/payment-intents/"+pi.Str("id"), e.Live, nil)
 	is.Equal(got.Str("status"), "requires_payment_method")
 	is.Equal(digStr(got.Body, "last_payment_error.code"), "processing_error")
@@ -606,8 +617,48 @@ func TestLiveCheckoutSessionPaidAfterReconciliation(t *testing.T) {
 	is.Equal(r.Str("status"), "complete")
 	is.Equal(r.Str("payment_status"), "unpaid")
 	e.Cielo.SetUnavailable(false)
-	e.reconcile(time.Minute)
+	e.reconcile(3 * time.Minute)
 	got := e.Do("GET", "/v1/checkout-sessions/"+cs.Str("id"), e.Live, nil)
 	is.Equal(got.Str("payment_status"), "paid")
+	is.Equal(e.Cielo.ChargeCount(), 1)
+}
+
+// crashAfterCharge is the card connector of a server that dies right after the processor
+// charged: the answer is never recorded (the request's goroutine panics).
+type crashAfterCharge struct {
+	payments.Processor
+	armed atomic.Bool
+}
+
+func (c *crashAfterCharge) AuthorizeCard(ctx context.Context, req payments.CardRequest) (payments.CardResult, error) {
+	r, err := c.Processor.AuthorizeCard(ctx, req)
+	if c.armed.Swap(false) {
+		panic("simulated crash after the processor charged")
+	}
+	return r, err
+}
+
+// The server dies between the processor's approval and recording it, during a checkout session
+// confirmation: the reservation survives; the reconciliation finds the sale, records the payment
+// and completes the session as paid, with no second charge.
+func TestLiveCrashAfterChargingCheckoutSessionCompletedByReconciliation(t *testing.T) {
+	is := is.New(t)
+	crash := &crashAfterCharge{}
+	crash.armed.Store(true)
+	e := newLiveEnvWrapped(t, 2*time.Second, func(p payments.Processor) payments.Processor { crash.Processor = p; return crash })
+	cs := e.coSimple(e.Live, nil)
+	r := e.Do("POST", "/v1/checkout-sessions/"+cs.Str("id")+"/confirm", e.Live, map[string]any{"card": payCard(liveApprove), "customer_email": "ana@example.com"})
+	is.Equal(r.Status, 500) // the crash
+	got := e.Do("GET", "/v1/checkout-sessions/"+cs.Str("id"), e.Live, nil)
+	is.Equal(got.Str("status"), "open")
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+got.Str("payment_intent"), e.Live, nil).Str("status"), "processing")
+	is.Equal(e.Cielo.ChargeCount(), 1)
+
+	e.reconcile(3 * time.Minute)
+	got = e.Do("GET", "/v1/checkout-sessions/"+cs.Str("id"), e.Live, nil)
+	is.Equal(got.Str("status"), "complete")
+	is.Equal(got.Str("payment_status"), "paid")
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+got.Str("payment_intent"), e.Live, nil).Str("status"), "succeeded")
+	is.Equal(len(e.coEvents(e.Live, "checkout.session.completed", cs.Str("id"))), 1)
 	is.Equal(e.Cielo.ChargeCount(), 1)
 }

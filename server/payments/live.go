@@ -31,12 +31,13 @@ const (
 	CallRefund    = "refund"
 )
 
-// Reconciliation timing: a reserved call is looked up once its answer is overdue; a call the
-// processor has never heard of after UnknownAfter was never made; a waiting PIX charge is polled
-// every PixPollEvery (its webhook normally arrives first).
+// Reconciliation timing: a reserved call is looked up once its answer is overdue (longer than a
+// request can spend on the call with its retries, so the job never races the request that made
+// it); a call the processor has never heard of after UnknownAfter was never made; a waiting PIX
+// charge is polled from PixPollEvery on (its webhook normally arrives first).
 const (
-	ReconcileAfter = 30 * time.Second
-	UnknownAfter   = 2 * time.Minute
+	ReconcileAfter = 2 * time.Minute
+	UnknownAfter   = 5 * time.Minute
 	PixPollEvery   = 2 * time.Minute
 )
 
