@@ -625,3 +625,7 @@ CREATE TABLE checkout_discounts (
 );
 CREATE INDEX checkout_discounts_coupon ON checkout_discounts (coupon_id);
 CREATE INDEX checkout_discounts_promotion_code ON checkout_discounts (promotion_code_id);
+
+-- migrate: 170
+-- The date a ledger entry's money is expected (YYYY-MM-DD on the business-day calendar).
+ALTER TABLE ledger_transactions ADD COLUMN available_on TEXT NOT NULL DEFAULT '';

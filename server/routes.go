@@ -174,6 +174,9 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
+	// The business-day calendar (national and local holidays).
+	v1("GET", "/v1/business-days", read, s.handleBusinessDays())
+
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"troco/db"
+	"troco/server/calendar"
 	"troco/server/clock"
 	"troco/server/domain"
 	"troco/server/invoices"
@@ -37,6 +38,9 @@ type Config struct {
 	RateLimit bool
 	// SimDelay is the delay of simulated delayed settlements.
 	SimDelay time.Duration
+	// Calendar is the business-day calendar (national holidays plus serve --holidays); nil
+	// knows the national holidays only.
+	Calendar *calendar.Calendar
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
 }
@@ -66,6 +70,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
+	s.pay.Calendar = cfg.Calendar
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
 		for _, j := range s.paymentJobs() {

@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 
 	"troco/db"
 	"troco/server"
+	"troco/server/calendar"
 	"troco/server/clock"
 	"troco/server/core"
 	"troco/server/domain"
@@ -38,6 +41,7 @@ type serveConfig struct {
 	allowPrivateWebhooks           bool
 	dbSync                         string
 	logFormat                      string
+	holidays                       string
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -58,6 +62,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	private := fs.boolean("allow-private-webhooks", false, "allow live webhook endpoints on loopback and private ranges")
 	sync := fs.str("db-sync", "FULL", "SQLite synchronous level: FULL (durable against power loss) or NORMAL")
 	logFormat := fs.str("log-format", "text", "text or json request logs on stderr")
+	holidays := fs.str("holidays", "", "file of local holidays, one YYYY-MM-DD a line, added to the national business-day calendar")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -70,7 +75,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat}
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, holidays: *holidays}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
 	}
@@ -108,6 +113,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	log := slog.New(handler)
 
+	cal, err := loadCalendar(cfg.holidays)
+	if err != nil {
+		return err
+	}
 	clk := clock.NewOffset(clock.Real{}, 0)
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
 	if err != nil {
@@ -163,7 +172,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
 	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
-		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks})
+		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks, Calendar: cal})
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 
@@ -368,4 +377,22 @@ func checkMasterKey(tx *db.Tx, k *secrets.Keyring, dataDir string) error {
 		return fmt.Errorf("%s in %s is not the master key this database was served with: restore that file (it seals the stored webhook secrets) or point --data-dir at the directory that holds it", secrets.MasterKeyFile, dataDir)
 	}
 	return nil
+}
+
+// loadCalendar builds the business-day calendar: the national holidays plus, with --holidays, the
+// local ones of the file.
+func loadCalendar(path string) (*calendar.Calendar, error) {
+	if path == "" {
+		return calendar.New(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--holidays: %w", err)
+	}
+	defer f.Close()
+	local, err := calendar.ParseHolidays(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("--holidays %s: %w", path, err)
+	}
+	return calendar.New(local...), nil
 }

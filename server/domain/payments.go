@@ -307,6 +307,7 @@ type Transaction struct {
 	ID                string  `json:"id"`
 	Object            string  `json:"object"`
 	Amount            int64   `json:"amount"`
+	AvailableOn       string  `json:"available_on"`
 	Charge            string  `json:"charge"`
 	CreatedAt         Time    `json:"created_at"`
 	Currency          string  `json:"currency"`

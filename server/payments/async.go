@@ -38,12 +38,14 @@ const (
 	ActionExpire  = "expire"
 )
 
-// dueDate resolves boleto_due_date: default 3 days after confirmation (SPEC 4.7), otherwise a
-// civil YYYY-MM-DD from today up to MaxBoletoDays ahead.
-func dueDate(now time.Time, raw *string) (boleto.Date, error) {
+// dueDate resolves boleto_due_date: default 3 days after confirmation (SPEC 4.7), moved to the
+// next business day when that is a weekend or holiday; otherwise a civil YYYY-MM-DD from today up
+// to MaxBoletoDays ahead, kept as given (a due date on a non-business day is payable without
+// fine or interest until the end of the next business day: calendar.ChargesFrom).
+func (s *Service) dueDate(now time.Time, raw *string) (boleto.Date, error) {
 	today := boleto.DateOf(now)
 	if raw == nil {
-		return boleto.DefaultDueDate(now), nil
+		return boleto.DateOf(s.Calendar.OnOrAfter(boleto.DefaultDueDate(now).Time())), nil
 	}
 	d, err := boleto.ParseDate(*raw)
 	if err != nil {
@@ -119,7 +121,7 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 	var due boleto.Date
 	if method == domain.MethodBoleto {
 		var err error
-		if due, err = dueDate(tx.Now, p.BoletoDueDate); err != nil {
+		if due, err = s.dueDate(tx.Now, p.BoletoDueDate); err != nil {
 			return nil, err
 		}
 	}
@@ -165,7 +167,7 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 		return nil, err
 	}
 	if ch.Captured {
-		if err := recordSale(tx, a.Scope, c.org, pi, ch); err != nil {
+		if err := s.recordSale(tx, a.Scope, c.org, pi, ch); err != nil {
 			return nil, err
 		}
 	}
@@ -389,7 +391,7 @@ func (s *Service) resolve(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, c
 		if err != nil {
 			return err
 		}
-		if err := recordSale(tx, a.Scope, org, pi, ch); err != nil {
+		if err := s.recordSale(tx, a.Scope, org, pi, ch); err != nil {
 			return err
 		}
 	}
@@ -471,7 +473,7 @@ func (s *Service) RegenerateBoleto(tx *db.Tx, a domain.Actor, id string, p Regen
 	if !isBoleto || !(waiting || expired) {
 		return nil, stateError("payment intent", pi.ID, pi.Status, "regenerate a boleto for")
 	}
-	due, err := dueDate(tx.Now, p.BoletoDueDate)
+	due, err := s.dueDate(tx.Now, p.BoletoDueDate)
 	if err != nil {
 		return nil, err
 	}

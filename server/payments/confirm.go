@@ -503,7 +503,7 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 		return nil, err
 	}
 	if ch.Captured {
-		if err := recordSale(tx, a.Scope, c.org, pi, ch); err != nil {
+		if err := s.recordSale(tx, a.Scope, c.org, pi, ch); err != nil {
 			return nil, err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"troco/db"
+	"troco/server/calendar"
 	"troco/server/core"
 	"troco/server/domain"
 	"troco/server/fees"
@@ -44,6 +45,9 @@ type Service struct {
 	// which case live payments answer processor_unavailable and write nothing.
 	Sandbox Processor
 	Live    Processor
+	// Calendar is the business-day calendar of due dates and receivables (nil: national
+	// holidays only).
+	Calendar *calendar.Calendar
 	// AfterSettle, when set, runs in the same transaction after a waiting payment resolves
 	// (settled or expired: delayed rules, simulations, test helpers) and after an intent is
 	// captured or canceled, so checkout sessions can move their payment_status and emit their
