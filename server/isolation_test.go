@@ -270,6 +270,7 @@ var isolationExempt = map[string]string{
 	"POST /v1/payout-accounts":                "live only; TestPayoutAccounts",
 	"GET /v1/payout-accounts/:id":             "live only; TestPayoutAccounts",
 	"POST /v1/payout-accounts/:id/disconnect": "live only; TestPayoutAccounts",
+	"GET /v1/pix-payloads/:id":                "answers a JWS, not JSON; another organization's and environment's txid are 404 in TestPixLocationJWS",
 	"GET /v1/business-days":                   "the server's calendar: the same for every organization, no objects",
 	"POST /v1/test-helpers/advance-clock":     "moves the sandbox server's one clock (CONTRACT 9); it reads or writes no organization's objects",
 }

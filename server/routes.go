@@ -174,6 +174,11 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
+	// The dynamic PIX code's location (public: the payer's bank fetches it) and its key set; the
+	// same signed payload for the owner's API key.
+	r.Handler(http.MethodGet, "/pix/v2/:id", s.handlePixLocation())
+	v1("GET", "/v1/pix-payloads/:id", read, s.handlePixPayloadAPI())
+
 	// The business-day calendar (national and local holidays).
 	v1("GET", "/v1/business-days", read, s.handleBusinessDays())
 

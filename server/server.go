@@ -16,6 +16,7 @@ import (
 	"troco/server/invoices"
 	"troco/server/jobs"
 	"troco/server/payments"
+	"troco/server/pix"
 	"troco/server/secrets"
 )
 
@@ -55,6 +56,7 @@ type Server struct {
 	touched sync.Map // key id → unix second of the last last_used_at write this process queued
 	handler http.Handler
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
+	pixKey  *pix.SigningKey   // signs the payloads of dynamic PIX locations
 }
 
 // New builds the server and its routes.
@@ -71,6 +73,11 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
 	s.pay.Calendar = cfg.Calendar
+	key, err := pix.DeriveSigningKey(cfg.Secrets.DeriveKey("pix location signing"))
+	if err != nil {
+		panic(err) // DeriveKey returns 32 bytes: unreachable
+	}
+	s.pixKey = key
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
 		for _, j := range s.paymentJobs() {
