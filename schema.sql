@@ -629,3 +629,28 @@ CREATE INDEX checkout_discounts_promotion_code ON checkout_discounts (promotion_
 -- migrate: 170
 -- The date a ledger entry's money is expected (YYYY-MM-DD on the business-day calendar).
 ALTER TABLE ledger_transactions ADD COLUMN available_on TEXT NOT NULL DEFAULT '';
+
+-- migrate: 171
+-- The location of each dynamic PIX code (its own charge's, or the one printed on a boleto): the
+-- public URL a payer's bank fetches (…/pix/v2/{txid}) finds its charge here.
+CREATE TABLE pix_locations (
+    txid               TEXT    PRIMARY KEY,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    charge_id          TEXT    NOT NULL,
+    kind               TEXT    NOT NULL,
+    revision           INTEGER NOT NULL DEFAULT 0,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL,
+    expires_at         INTEGER NOT NULL
+);
+
+-- migrate: 172
+-- Webhook chaos (test endpoints): the settings, the endpoint's event counter that seeds the
+-- decisions, each outbox row's number and first-attempt delay, and what chaos did to an attempt.
+ALTER TABLE webhook_endpoints ADD COLUMN chaos TEXT;
+ALTER TABLE webhook_endpoints ADD COLUMN chaos_counter INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE webhook_outbox ADD COLUMN chaos_sequence INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE webhook_outbox ADD COLUMN chaos_delay INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE webhook_deliveries ADD COLUMN chaos TEXT;
