@@ -654,3 +654,23 @@ ALTER TABLE webhook_endpoints ADD COLUMN chaos_counter INTEGER NOT NULL DEFAULT 
 ALTER TABLE webhook_outbox ADD COLUMN chaos_sequence INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE webhook_outbox ADD COLUMN chaos_delay INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE webhook_deliveries ADD COLUMN chaos TEXT;
+
+-- migrate: 173
+-- Pix Automático authorizations (pixauth_): the public object as JSON plus the columns scopes,
+-- filters, the hosted page's secret and the expiry job query.
+CREATE TABLE pix_authorizations (
+    seq           INTEGER PRIMARY KEY,
+    id            TEXT    NOT NULL UNIQUE,
+    org_id        TEXT    NOT NULL,
+    livemode      INTEGER NOT NULL,
+    customer_id   TEXT    NOT NULL,
+    status        TEXT    NOT NULL,
+    secret        TEXT    NOT NULL,
+    sandbox_rule  TEXT    NOT NULL DEFAULT '',
+    expires_at    INTEGER NOT NULL,
+    data          TEXT    NOT NULL,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+);
+CREATE INDEX pix_authorizations_scope ON pix_authorizations (org_id, livemode, seq);
+CREATE INDEX pix_authorizations_pending ON pix_authorizations (status, expires_at);

@@ -378,3 +378,20 @@ func TestBrowserCheckoutBoletoHibrido(t *testing.T) {
 	ch := e.Do("GET", "/v1/charges/"+pi.Str("latest_charge"), e.Test, nil)
 	is.Equal(digStr(ch.Body, "payment_method_details.boleto.paid_with"), "pix")
 }
+
+// TestBrowserPixAuthorization: the hosted Pix Automático page shows who charges, how much at
+// most and how often, the QR, and the sandbox bar's approve button approves it.
+func TestBrowserPixAuthorization(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	cus := e.pixAuthCustomer(t, e.Test, "bia@example.com")
+	r := e.Do("POST", "/v1/pix-authorizations", e.Test, map[string]any{"customer": cus, "max_amount": 9990, "interval": "month", "description": "Academia — plano mensal"})
+	is.Equal(r.Status, 200)
+	br.do("open", chromedp.Navigate(r.Str("url")), chromedp.WaitVisible(tid("pix-qr"), chromedp.ByQuery))
+	is.Equal(br.text("pixauth-max-amount"), "R$ 99,90")
+	br.shoot("pix-authorization")
+	br.do("approve", chromedp.Click(tid("simulate-approve"), chromedp.ByQuery), chromedp.WaitNotPresent(tid("simulate-approve"), chromedp.ByQuery))
+	is.True(strings.Contains(br.text("pixauth-status"), "aprovada"))
+	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+r.Str("id"), e.Test, nil).Str("status"), "approved")
+}

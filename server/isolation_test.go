@@ -75,6 +75,22 @@ func mustCreate(t *testing.T, e *testEnv, a isoActor, path string, body any) str
 
 var isolationResources = []isoResource{
 	{
+		name: "pix authorizations",
+		create: func(t *testing.T, e *testEnv, a isoActor) string {
+			cus := mustCreate(t, e, a, "/v1/customers", map[string]any{"email": "iso@example.com"})
+			return mustCreate(t, e, a, "/v1/pix-authorizations", map[string]any{"customer": cus, "max_amount": 1000, "interval": "month"})
+		},
+		get: "/v1/pix-authorizations/:id",
+		routes: []isoRoute{
+			{"GET", "/v1/pix-authorizations", nil},
+			{"POST", "/v1/pix-authorizations", nil},
+			{"GET", "/v1/pix-authorizations/:id", nil},
+			{"POST", "/v1/pix-authorizations/:id/cancel", nil},
+			{"POST", "/v1/test-helpers/pix-authorizations/:id/approve", nil},
+			{"POST", "/v1/test-helpers/pix-authorizations/:id/reject", nil},
+		},
+	},
+	{
 		name: "customers",
 		create: func(t *testing.T, e *testEnv, a isoActor) string {
 			return mustCreate(t, e, a, "/v1/customers", map[string]any{"email": "iso@example.com"})

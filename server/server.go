@@ -85,6 +85,7 @@ func New(cfg Config) *Server {
 		}
 		cfg.Jobs.Add(s.checkoutExpiryJob())
 		cfg.Jobs.Add(s.invoiceOverdueJob())
+		cfg.Jobs.Add(s.pixAuthExpiryJob())
 		s.registerActivationJobs()
 	}
 	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3),
