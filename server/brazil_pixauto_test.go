@@ -128,6 +128,11 @@ func TestPixAuthorizations(t *testing.T) {
 	}
 	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+id, other, nil).Status, 404) // another organization's authorization
 	is.Equal(e.Do("POST", "/v1/test-helpers/pix-authorizations/"+id+"/approve", e.Live, nil).Status, 403)
+	liveCus := e.pixAuthCustomer(t, e.Live, "pixauto_approve@example.com")
+	lr := e.Do("POST", "/v1/pix-authorizations", e.Live, body(liveCus))
+	is.Equal(lr.Status, 503) // live needs a PSP's recurring API
+	is.Equal(lr.ErrCode(), "processor_unavailable")
+	is.Equal(len(e.Do("GET", "/v1/pix-authorizations", e.Live, nil).Data()), 0) // nothing created
 }
 
 // between returns the text of s between the first start and the following end.

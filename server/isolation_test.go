@@ -78,7 +78,14 @@ var isolationResources = []isoResource{
 		name: "pix authorizations",
 		create: func(t *testing.T, e *testEnv, a isoActor) string {
 			cus := mustCreate(t, e, a, "/v1/customers", map[string]any{"email": "iso@example.com"})
-			return mustCreate(t, e, a, "/v1/pix-authorizations", map[string]any{"customer": cus, "max_amount": 1000, "interval": "month"})
+			body := map[string]any{"customer": cus, "max_amount": 1000, "interval": "month"}
+			if a.live { // live authorizations need a PSP connector: refused, nothing created
+				if r := a.do(e, "POST", "/v1/pix-authorizations", body); r.Status != 503 {
+					t.Fatalf("%s: live pix authorization: %d %s, want 503", a.name, r.Status, r.Raw)
+				}
+				return "pixauth_notcreated"
+			}
+			return mustCreate(t, e, a, "/v1/pix-authorizations", body)
 		},
 		get: "/v1/pix-authorizations/:id",
 		routes: []isoRoute{

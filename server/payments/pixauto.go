@@ -3,6 +3,7 @@ package payments
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -108,6 +109,10 @@ func (s *Service) CreatePixAuthorization(tx *db.Tx, a domain.Actor, p PixAuthPar
 		}
 		v := e.Format(calendar.Layout)
 		end = &v
+	}
+	if a.Livemode {
+		// Live authorizations go through a PSP's Pix Automático API (/rec), not connected yet.
+		return nil, errPixAutoUnavailable()
 	}
 	org, err := tx.FindOrganizationByID(a.OrgID)
 	if err != nil {
@@ -251,4 +256,10 @@ func (s *Service) ExpirePixAuthorization(tx *db.Tx, a domain.Actor, id string) (
 		return nil, err
 	}
 	return pa, emit(tx, a, "pix_authorization.expired", pa, &before)
+}
+
+// errPixAutoUnavailable answers a live authorization: live Pix Automático needs a PSP connector.
+func errPixAutoUnavailable() *domain.Error {
+	return &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeProcessorUnavailable,
+		Message: "Live Pix Automático authorizations need a PIX provider's recurring-payments API, which is not configured; nothing was created. Use a test key (ch_test_...) to simulate them."}
 }
