@@ -674,3 +674,16 @@ CREATE TABLE pix_authorizations (
 );
 CREATE INDEX pix_authorizations_scope ON pix_authorizations (org_id, livemode, seq);
 CREATE INDEX pix_authorizations_pending ON pix_authorizations (status, expires_at);
+
+-- migrate: 174
+-- Pix Automático charges by reference (e.g. the invoice a renewal pays): at most one successful
+-- charge per authorization and reference, however often the caller retries.
+CREATE TABLE pix_auto_charges (
+    authorization_id   TEXT    NOT NULL,
+    reference          TEXT    NOT NULL,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    created_at         INTEGER NOT NULL,
+    PRIMARY KEY (authorization_id, reference)
+);

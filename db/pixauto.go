@@ -119,3 +119,32 @@ func (tx *Tx) DuePixAuthorizationExpiries(now time.Time, limit int) ([]string, [
 	}
 	return ids, scopes, translate(rows.Err(), "due pix authorizations")
 }
+
+// PixAuthorizationRule returns the sandbox rule an authorization's customer e-mail chose ("" for
+// none), in scope.
+func (tx *Tx) PixAuthorizationRule(s domain.Scope, id string) (string, error) {
+	var rule string
+	err := tx.queryRow("SELECT sandbox_rule FROM pix_authorizations WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)).Scan(&rule)
+	return rule, translate(err, "find pix authorization rule")
+}
+
+// PaidPixAutoCharge returns the payment intent that already paid reference under an
+// authorization, or "" when none did.
+func (tx *Tx) PaidPixAutoCharge(s domain.Scope, authorizationID, reference string) (string, error) {
+	var pi string
+	err := tx.queryRow("SELECT payment_intent_id FROM pix_auto_charges WHERE authorization_id = ? AND reference = ? AND org_id = ? AND livemode = ?",
+		authorizationID, reference, s.OrgID, boolInt(s.Livemode)).Scan(&pi)
+	if err := translate(err, "find pix automatico charge"); err == ErrNotFound {
+		return "", nil
+	} else if err != nil {
+		return "", err
+	}
+	return pi, nil
+}
+
+// RecordPixAutoCharge records that a payment intent paid reference under an authorization.
+func (tx *Tx) RecordPixAutoCharge(s domain.Scope, authorizationID, reference, paymentIntent string) error {
+	_, err := tx.exec("INSERT INTO pix_auto_charges (authorization_id, reference, org_id, livemode, payment_intent_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+		authorizationID, reference, s.OrgID, boolInt(s.Livemode), paymentIntent, tx.now())
+	return translate(err, "record pix automatico charge")
+}
