@@ -45,7 +45,7 @@ func (s *Service) PixAutoRetryDates(due time.Time) []time.Time {
 
 func errInsufficientFunds() *domain.PaymentError {
 	return &domain.PaymentError{Category: "processing_error", Code: "insufficient_funds",
-		Message: "The payer's account had insufficient funds for this Pix Automático charge; it can be retried on the next business day.",
+		Message:    "The payer's account had insufficient funds for this Pix Automático charge; it can be retried on the next business day.",
 		AdviceCode: strPtr("try_again_later")}
 }
 
@@ -143,4 +143,3 @@ func (s *Service) ChargePixAutomatico(tx *db.Tx, a domain.Actor, p PixAutoCharge
 	}
 	return pi, emit(tx, a, piEvent, pi, &before)
 }
-
