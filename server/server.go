@@ -13,6 +13,7 @@ import (
 	"troco/server/calendar"
 	"troco/server/clock"
 	"troco/server/domain"
+	"troco/server/files"
 	"troco/server/invoices"
 	"troco/server/jobs"
 	"troco/server/payments"
@@ -44,6 +45,9 @@ type Config struct {
 	Calendar *calendar.Calendar
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
+	// FilesDir holds the bytes of uploaded files (serve: <data-dir>/files, or a private
+	// temporary directory for --db :memory:). When empty, New creates a temporary directory.
+	FilesDir string
 }
 
 // Server serves troco over HTTP; wrap it in TLS (see package tlsutil).
@@ -57,6 +61,7 @@ type Server struct {
 	handler http.Handler
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 	pixKey  *pix.SigningKey   // signs the payloads of dynamic PIX locations
+	files   *files.Store      // the bytes of uploaded files
 }
 
 // New builds the server and its routes.
@@ -78,6 +83,7 @@ func New(cfg Config) *Server {
 		panic(err) // DeriveKey returns 32 bytes: unreachable
 	}
 	s.pixKey = key
+	s.files = s.openFiles()
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
 		for _, j := range s.paymentJobs() {
