@@ -7,7 +7,6 @@ import (
 
 	"troco/db"
 	"troco/server/domain"
-	"troco/server/pix"
 )
 
 // The dynamic BR Code's location. A dynamic PIX code carries a URL (…/pix/v2/{txid}) instead of
@@ -50,7 +49,7 @@ func (s *Server) handlePixPayloadAPI() http.Handler {
 }
 
 func (s *Server) servePixPayload(w http.ResponseWriter, r *http.Request, txid string, caller *domain.Scope) {
-	var p *pix.LocationPayload
+	var p any
 	err := s.db.Read(r.Context(), func(tx *db.Tx) error {
 		var err error
 		p, err = s.pay.LocationPayload(tx, txid, caller)
@@ -60,7 +59,7 @@ func (s *Server) servePixPayload(w http.ResponseWriter, r *http.Request, txid st
 		s.writeError(w, r, err)
 		return
 	}
-	jws, err := s.pixKey.Sign(*p, s.origin(r)+jwksPath)
+	jws, err := s.pixKey.Sign(p, s.origin(r)+jwksPath)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

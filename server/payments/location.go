@@ -15,6 +15,7 @@ import (
 const (
 	LocationCob  = "cob"
 	LocationCobv = "cobv"
+	LocationRec  = "rec" // a Pix Automático authorization's QR
 )
 
 // LocationPayload returns the payload the location of txid answers (the JWS body of a dynamic
@@ -22,7 +23,7 @@ const (
 // (a payer's bank, no key); otherwise a location of another organization or environment is not
 // found. An unknown txid, an expired location, or one whose charge failed or was canceled is a
 // 404 resource_missing.
-func (s *Service) LocationPayload(tx *db.Tx, txid string, caller *domain.Scope) (*pix.LocationPayload, error) {
+func (s *Service) LocationPayload(tx *db.Tx, txid string, caller *domain.Scope) (any, error) {
 	missing := domain.NotFound("txid", "PIX location", txid)
 	l, err := tx.FindPixLocation(txid)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && caller != nil && l.Scope != *caller) {
@@ -33,6 +34,9 @@ func (s *Service) LocationPayload(tx *db.Tx, txid string, caller *domain.Scope) 
 	}
 	if !tx.Now.Before(l.ExpiresAt) {
 		return nil, missing
+	}
+	if l.Kind == LocationRec {
+		return s.recPayload(tx, l, missing)
 	}
 	ch, err := tx.FindChargeByID(l.Scope, l.Charge)
 	if errors.Is(err, db.ErrNotFound) {
@@ -101,4 +105,35 @@ func truncate(s string, n int) string {
 		return string(r[:n])
 	}
 	return s
+}
+
+// recStatus maps an authorization's status onto the API Pix's recurrence statuses.
+var recStatus = map[string]string{domain.PixAuthPending: "CRIADA", domain.PixAuthApproved: "APROVADA", domain.PixAuthRejected: "REJEITADA",
+	domain.PixAuthCanceled: "CANCELADA", domain.PixAuthExpired: "EXPIRADA"}
+
+var recPeriod = map[string]string{"week": "SEMANAL", "month": "MENSAL", "quarter": "TRIMESTRAL", "year": "ANUAL"}
+
+// recPayload is the payload of a Pix Automático authorization's QR (its location's Charge is the
+// authorization id).
+func (s *Service) recPayload(tx *db.Tx, l *db.PixLocation, missing error) (any, error) {
+	pa, err := tx.FindPixAuthorization(l.Scope, l.Charge)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, missing
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := &pix.RecPayload{IDRec: l.TxID, Vinculo: pix.RecVinculo{Contrato: pa.ID},
+		Calendario: pix.RecCalendario{DataInicial: pa.StartDate, Periodicidade: recPeriod[pa.Interval]},
+		Valor:      pix.RecValor{ValorMaximo: pix.FormatAmount(pa.MaxAmount)}, Politica: "PERMITE_3R_7D", Status: recStatus[pa.Status]}
+	if pa.EndDate != nil {
+		p.Calendario.DataFinal = *pa.EndDate
+	}
+	if pa.Description != nil {
+		p.Vinculo.Objeto = truncate(*pa.Description, 140)
+	}
+	if cus, err := tx.FindCustomerByID(l.Scope, pa.Customer); err == nil && cus.Name != nil {
+		p.Vinculo.Devedor = &pix.Devedor{Nome: *cus.Name}
+	}
+	return p, nil
 }

@@ -121,7 +121,7 @@ func (s *Service) CreatePixAuthorization(tx *db.Tx, a domain.Actor, p PixAuthPar
 	id := domain.NewID(domain.PrefixPixAuthorization)
 	secret := domain.NewSecret("pas_")
 	origin := s.origin(p.Origin)
-	code, _, err := pixCode(org, origin, id, 0)
+	code, txid, err := pixCode(org, origin, id, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +142,10 @@ func (s *Service) CreatePixAuthorization(tx *db.Tx, a domain.Actor, p PixAuthPar
 		}
 	}
 	if err := tx.CreatePixAuthorization(a.Scope, pa, secret, rule); err != nil {
+		return nil, err
+	}
+	// The QR's location answers the recurrence while the payer may still scan it.
+	if err := tx.UpsertPixLocation(&db.PixLocation{TxID: txid, Scope: a.Scope, Charge: id, Kind: LocationRec, ExpiresAt: pa.ExpiresAt.Time}); err != nil {
 		return nil, err
 	}
 	if err := emit(tx, a, "pix_authorization.created", pa, nil); err != nil {

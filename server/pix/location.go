@@ -98,9 +98,39 @@ func (k *SigningKey) JWKS() jose.JSONWebKeySet {
 	return jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.Key.PublicKey, KeyID: k.KID, Algorithm: string(jose.ES256), Use: "sig"}}}
 }
 
-// Sign returns the compact JWS (ES256) of p whose protected header names jku (the https URL of
-// the JWKS) and the key id.
-func (k *SigningKey) Sign(p LocationPayload, jku string) (string, error) {
+// RecPayload is the payload of a Pix Automático authorization's location (the API Pix's
+// recurrence, /rec): who is charged, for what, how often, and its status.
+type RecPayload struct {
+	IDRec      string        `json:"idRec"`
+	Vinculo    RecVinculo    `json:"vinculo"`
+	Calendario RecCalendario `json:"calendario"`
+	Valor      RecValor      `json:"valor"`
+	Politica   string        `json:"politicaRetentativa"`
+	Status     string        `json:"status"`
+}
+
+// RecVinculo is what the recurrence is for and who pays it.
+type RecVinculo struct {
+	Objeto   string   `json:"objeto,omitempty"`
+	Contrato string   `json:"contrato"`
+	Devedor  *Devedor `json:"devedor,omitempty"`
+}
+
+// RecCalendario is the recurrence's first date, optional last date and period.
+type RecCalendario struct {
+	DataInicial   string `json:"dataInicial"`
+	DataFinal     string `json:"dataFinal,omitempty"`
+	Periodicidade string `json:"periodicidade"`
+}
+
+// RecValor carries the most one charge may take, as the receiver set it.
+type RecValor struct {
+	ValorMaximo string `json:"valorMaximo"`
+}
+
+// Sign returns the compact JWS (ES256) of p (a LocationPayload or a RecPayload) whose protected
+// header names jku (the https URL of the JWKS) and the key id.
+func (k *SigningKey) Sign(p any, jku string) (string, error) {
 	body, err := json.Marshal(p)
 	if err != nil {
 		return "", err
