@@ -626,6 +626,47 @@ CREATE TABLE checkout_discounts (
 CREATE INDEX checkout_discounts_coupon ON checkout_discounts (coupon_id);
 CREATE INDEX checkout_discounts_promotion_code ON checkout_discounts (promotion_code_id);
 
+-- migrate: 110
+-- Live-mode processor calls (Cielo, API Pix). A call is reserved in one transaction (state
+-- reserved, with the idempotent reference the processor knows it by), made outside any
+-- transaction, and its answer recorded (done) then applied to the charge (applied). A PIX charge
+-- the PSP opened waits (waiting) until its webhook or the reconciliation job sees it paid or
+-- expired. next_check_at is when the reconciliation job looks at the row next (also its claim).
+CREATE TABLE processor_calls (
+    seq                INTEGER PRIMARY KEY,
+    id                 TEXT    NOT NULL UNIQUE,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    kind               TEXT    NOT NULL,
+    method             TEXT    NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    charge_id          TEXT    NOT NULL,
+    refund_id          TEXT,
+    reference          TEXT    NOT NULL UNIQUE,
+    amount             INTEGER NOT NULL,
+    params             TEXT    NOT NULL DEFAULT '{}',
+    state              TEXT    NOT NULL,
+    result             TEXT,
+    processor_id       TEXT,
+    attempts           INTEGER NOT NULL DEFAULT 0,
+    next_check_at      INTEGER NOT NULL,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL
+);
+CREATE INDEX processor_calls_due ON processor_calls (state, next_check_at);
+CREATE INDEX processor_calls_intent ON processor_calls (org_id, livemode, payment_intent_id, state);
+CREATE INDEX processor_calls_charge ON processor_calls (org_id, livemode, charge_id, kind);
+
+-- migrate: 111
+-- A live saved card's processor token (Cielo CardToken), sealed with the master key.
+CREATE TABLE processor_card_tokens (
+    payment_method_id  TEXT    PRIMARY KEY,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    sealed_token       TEXT    NOT NULL,
+    created_at         INTEGER NOT NULL
+);
+
 -- migrate: 130
 -- Files (issue 13). The bytes live on disk in the files directory under the file's id (never a
 -- name a request chooses); the row is written after the bytes are durable, and a sweep at start
@@ -702,3 +743,64 @@ CREATE TABLE signing_keys (
 -- migrate: 141
 -- /api/v1 metrics sum an organization's ledger over a time range.
 CREATE INDEX ledger_transactions_created ON ledger_transactions (org_id, livemode, created_at);
+-- migrate: 170
+-- The date a ledger entry's money is expected (YYYY-MM-DD on the business-day calendar).
+ALTER TABLE ledger_transactions ADD COLUMN available_on TEXT NOT NULL DEFAULT '';
+
+-- migrate: 171
+-- The location of each dynamic PIX code (its own charge's, or the one printed on a boleto): the
+-- public URL a payer's bank fetches (…/pix/v2/{txid}) finds its charge here.
+CREATE TABLE pix_locations (
+    txid               TEXT    PRIMARY KEY,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    charge_id          TEXT    NOT NULL,
+    kind               TEXT    NOT NULL,
+    revision           INTEGER NOT NULL DEFAULT 0,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL,
+    expires_at         INTEGER NOT NULL
+);
+
+-- migrate: 172
+-- Webhook chaos (test endpoints): the settings, the endpoint's event counter that seeds the
+-- decisions, each outbox row's number and first-attempt delay, and what chaos did to an attempt.
+ALTER TABLE webhook_endpoints ADD COLUMN chaos TEXT;
+ALTER TABLE webhook_endpoints ADD COLUMN chaos_counter INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE webhook_outbox ADD COLUMN chaos_sequence INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE webhook_outbox ADD COLUMN chaos_delay INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE webhook_deliveries ADD COLUMN chaos TEXT;
+
+-- migrate: 173
+-- Pix Automático authorizations (pixauth_): the public object as JSON plus the columns scopes,
+-- filters, the hosted page's secret and the expiry job query.
+CREATE TABLE pix_authorizations (
+    seq           INTEGER PRIMARY KEY,
+    id            TEXT    NOT NULL UNIQUE,
+    org_id        TEXT    NOT NULL,
+    livemode      INTEGER NOT NULL,
+    customer_id   TEXT    NOT NULL,
+    status        TEXT    NOT NULL,
+    secret        TEXT    NOT NULL,
+    sandbox_rule  TEXT    NOT NULL DEFAULT '',
+    expires_at    INTEGER NOT NULL,
+    data          TEXT    NOT NULL,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+);
+CREATE INDEX pix_authorizations_scope ON pix_authorizations (org_id, livemode, seq);
+CREATE INDEX pix_authorizations_pending ON pix_authorizations (status, expires_at);
+
+-- migrate: 174
+-- Pix Automático charges by reference (e.g. the invoice a renewal pays): at most one successful
+-- charge per authorization and reference, however often the caller retries.
+CREATE TABLE pix_auto_charges (
+    authorization_id   TEXT    NOT NULL,
+    reference          TEXT    NOT NULL,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    created_at         INTEGER NOT NULL,
+    PRIMARY KEY (authorization_id, reference)
+);

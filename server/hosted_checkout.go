@@ -319,7 +319,11 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 		case d.Boleto != nil:
 			line, _ := boleto.FormatLine(d.Boleto.DigitableLine)
 			svg, _ := boleto.SVG(d.Boleto.Barcode, boleto.DefaultBarHeight)
-			c.Boleto = &pages.Boleto{Line: line, LineDigits: d.Boleto.DigitableLine, Barcode: d.Boleto.Barcode, BarcodeSVG: svg, DueDate: lang.Date(d.Boleto.DueDate), PrintURL: paths.boleto()}
+			c.Boleto = &pages.Boleto{Line: line, LineDigits: d.Boleto.DigitableLine, Barcode: d.Boleto.Barcode, BarcodeSVG: svg, DueDate: lang.Date(d.Boleto.DueDate), PrintURL: paths.boleto(),
+				PixCode: d.Boleto.PixCode}
+			if d.Boleto.PixCode != "" {
+				c.Boleto.PixQRURL = paths.qr()
+			}
 		case d.CreditCard != nil:
 			c.Card = &pages.CardPaid{Brand: brandName(d.CreditCard.Brand), Last4: d.CreditCard.Last4, Installments: d.CreditCard.Installments}
 		}
@@ -423,20 +427,33 @@ func (s *Server) csrfValid(r *http.Request, sessionID string) bool {
 // hostedWrite runs fn in a write transaction; a *domain.Error with KeepChanges (a declined card)
 // keeps fn's writes and is still returned, as s.mutate does for the API.
 func (s *Server) hostedWrite(ctx context.Context, fn func(tx *db.Tx) error) error {
-	var opErr error
-	err := s.db.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error {
-		return tx.Savepoint(func() error {
-			opErr = fn(tx)
-			if e, ok := domain.AsError(opErr); ok && e.KeepChanges {
-				return nil
-			}
-			return opErr
+	return s.hostedWriteRuns(ctx, func(tx *db.Tx, _ int) error { return fn(tx) })
+}
+
+// hostedWriteRuns is hostedWrite for an operation that may reserve a live processor call: the
+// reservation commits, the call is made, and fn runs again (run 1) to apply its answer.
+func (s *Server) hostedWriteRuns(ctx context.Context, fn func(tx *db.Tx, run int) error) error {
+	for run := range maxProcessorRuns {
+		var opErr error
+		err := s.db.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error {
+			return tx.Savepoint(func() error {
+				opErr = fn(tx, run)
+				if e, ok := domain.AsError(opErr); ok && e.KeepChanges {
+					return nil
+				}
+				return opErr
+			})
 		})
-	})
-	if opErr != nil {
-		return opErr
+		if p := payments.PendingOf(opErr); p != nil && err == nil {
+			s.pay.Execute(context.WithoutCancel(ctx), s.db, p)
+			continue
+		}
+		if opErr != nil {
+			return opErr
+		}
+		return err
 	}
-	return err
+	return errors.New("processor call still pending after repeated runs")
 }
 
 func (s *Server) hostedActor(r *http.Request, scope domain.Scope) domain.Actor {
@@ -590,9 +607,13 @@ func (s *Server) handleHostedConfirm() http.Handler {
 		var cs *domain.CheckoutSession
 		if perr == nil {
 			svc := s.checkoutService()
-			err = s.hostedWrite(r.Context(), func(tx *db.Tx) error {
+			err = s.hostedWriteRuns(r.Context(), func(tx *db.Tx, run int) error {
 				var err error
-				cs, err = svc.Confirm(tx, s.hostedActor(r, v.scope), v.cs.ID, p, r.PostForm.Get("attempt"))
+				attempt := r.PostForm.Get("attempt")
+				if run > 0 {
+					attempt = "" // the same submission, applying the processor's answer
+				}
+				cs, err = svc.Confirm(tx, s.hostedActor(r, v.scope), v.cs.ID, p, attempt)
 				return err
 			})
 		}
@@ -673,7 +694,11 @@ func (s *Server) handleHostedSimulate() http.Handler {
 		succeed := r.PostForm.Get("action") == "payment"
 		svc := s.checkoutService()
 		err := s.hostedWrite(r.Context(), func(tx *db.Tx) error {
-			_, err := svc.Simulate(tx, s.hostedActor(r, v.scope), v.cs.ID, succeed)
+			paidWith := "" // the boleto's barcode
+			if succeed && r.PostForm.Get("paid_with") == domain.PaidWithPix {
+				paidWith = domain.PaidWithPix // the PIX printed on it
+			}
+			_, err := svc.SimulateWith(tx, s.hostedActor(r, v.scope), v.cs.ID, succeed, paidWith)
 			return err
 		})
 		if _, isDomain := domain.AsError(err); err != nil && !isDomain {
@@ -725,11 +750,20 @@ func (s *Server) handleHostedBoleto() http.Handler {
 func (s *Server) handleHostedPixQR() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, err := s.loadHosted(r.Context(), pathID(r), r.URL.Query().Get("secret"))
-		if err != nil || v.cs.PaymentData == nil || v.cs.PaymentData.Pix == nil {
+		code := ""
+		if err == nil && v.cs.PaymentData != nil {
+			switch d := v.cs.PaymentData; {
+			case d.Pix != nil:
+				code = d.Pix.Code
+			case d.Boleto != nil:
+				code = d.Boleto.PixCode // the PIX printed on the boleto
+			}
+		}
+		if code == "" {
 			http.NotFound(w, r)
 			return
 		}
-		png, err := pix.QRPNG(v.cs.PaymentData.Pix.Code, 480)
+		png, err := pix.QRPNG(code, 480)
 		if err != nil {
 			s.hostedFailure(w, r, err)
 			return

@@ -9,24 +9,44 @@ import (
 
 	"troco/db"
 	"troco/server/domain"
+	"troco/server/payments"
 )
 
 // mutate runs op in a write transaction and answers with its result. The change, its events and
 // (when the request carries an Idempotency-Key) the stored response commit together, so a crash
 // or a retry can never see one without the others. An op error rolls back op's writes unless it
 // is a *domain.Error with KeepChanges (a declined payment that must still be recorded).
+//
+// An op that reserves a call to a live processor answers an error with Pending (see
+// payments.Processor): the reservation commits, the processor is called outside the
+// transaction, and op runs again to apply the answer; only that final answer is stored for the
+// Idempotency-Key.
 func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.Tx, a domain.Actor) (any, error)) {
 	s.mutateAs(w, r, http.StatusOK, op)
 }
 
 // mutateAs is mutate answering ok on success: 200, or for /api/v1 201 (with Location) or 204.
 func (s *Server) mutateAs(w http.ResponseWriter, r *http.Request, ok int, op func(tx *db.Tx, a domain.Actor) (any, error)) {
+	for range maxProcessorRuns {
+		if p := s.mutateRun(w, r, ok, op); p == nil {
+			return
+		}
+	}
+	s.writeError(w, r, errors.New("processor call still pending after repeated runs"))
+}
+
+// maxProcessorRuns bounds the runs of one request's op (reserve, apply).
+const maxProcessorRuns = 3
+
+// mutateRun is one run of mutate; it answers the request unless op left a processor call
+// pending, which it makes before returning it.
+func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
 	auth := authFrom(r.Context())
 	st, _ := r.Context().Value(ctxIdem).(*idemState)
 	if st == nil {
-		s.mutateOnce(w, r, ok, auth.Actor, op)
-		return
+		return s.mutateOnce(w, r, ok, auth.Actor, op)
 	}
+	var pending *payments.Pending
 	var status int
 	var body []byte
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
@@ -54,6 +74,9 @@ func (s *Server) mutateAs(w http.ResponseWriter, r *http.Request, ok int, op fun
 			if !ok {
 				return opErr // unknown failure: roll back everything, answer 500
 			}
+			if pending = payments.PendingOf(e); pending != nil {
+				return nil // commit the reservation; the answer comes from the next run
+			}
 			status, body = e.Status, mustErrorBody(e)
 		default:
 			return spErr
@@ -73,15 +96,20 @@ func (s *Server) mutateAs(w http.ResponseWriter, r *http.Request, ok int, op fun
 	})
 	if err != nil {
 		s.writeError(w, r, err)
-		return
+		return nil
+	}
+	if pending != nil {
+		s.pay.Execute(context.WithoutCancel(r.Context()), s.db, pending)
+		return pending
 	}
 	writeResult(w, r, status, body)
+	return nil
 }
 
 // mutateOnce is mutate for a request without an Idempotency-Key: nothing else shares the
 // transaction, so op runs directly in the batch's own savepoint and the answer is encoded after
 // the commit, off the single writer.
-func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) {
+func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
 	var result any
 	var kept *domain.Error
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
@@ -96,6 +124,10 @@ func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a do
 	switch {
 	case err != nil:
 		s.writeError(w, r, err)
+	case kept != nil && kept.Pending != nil:
+		p := payments.PendingOf(kept)
+		s.pay.Execute(context.WithoutCancel(r.Context()), s.db, p)
+		return p
 	case kept != nil:
 		s.writeError(w, r, kept)
 	case ok == http.StatusOK:
@@ -104,13 +136,14 @@ func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a do
 		body, err := json.Marshal(result)
 		if err != nil {
 			s.writeError(w, r, err)
-			return
+			return nil
 		}
 		if ok == http.StatusNoContent {
 			body = nil
 		}
 		writeResult(w, r, ok, body)
 	}
+	return nil
 }
 
 // writeResult answers a successful write: 204 without a body, 201 with a Location header naming

@@ -17,6 +17,8 @@ import (
 func (s *Server) paymentJobs() []jobs.Job {
 	return []jobs.Job{{Name: "payments-scheduled-transitions", Every: 5 * time.Second, Run: func(ctx context.Context, now time.Time) error {
 		return s.pay.RunDueTransitions(ctx, s.db, now)
+	}}, {Name: "payments-reconcile-processors", Every: 15 * time.Second, Run: func(ctx context.Context, now time.Time) error {
+		return s.pay.Reconcile(ctx, s.db, now)
 	}}, {Name: "disputes", Every: 5 * time.Second, Run: func(ctx context.Context, now time.Time) error {
 		return s.pay.RunDueDisputes(ctx, s.db, now)
 	}}}
@@ -187,14 +189,16 @@ func (s *Server) handlePaymentIntentRegenerateBoleto() http.Handler {
 func (s *Server) handlePaymentIntentTestHelper(succeed bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := pathID(r)
-		var p struct{}
+		var p struct {
+			PaidWith string `json:"paid_with"` // a boleto híbrido paid by boleto (barcode) or pix
+		}
 		if err := s.decode(w, r, &p); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		origin := s.origin(r)
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
-			return s.pay.SimulateSettlementWith(tx, a, id, payments.SimulateOptions{Succeed: succeed, Origin: origin})
+			return s.pay.SimulateSettlementWith(tx, a, id, payments.SimulateOptions{Succeed: succeed, Origin: origin, PaidWith: p.PaidWith})
 		})
 	})
 }

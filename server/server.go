@@ -4,6 +4,7 @@
 package server
 
 import (
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"troco/db"
+	"troco/server/calendar"
 	"troco/server/checkout"
 	"troco/server/clock"
 	"troco/server/domain"
@@ -18,6 +20,7 @@ import (
 	"troco/server/invoices"
 	"troco/server/jobs"
 	"troco/server/payments"
+	"troco/server/pix"
 	"troco/server/secrets"
 	"troco/server/tokens"
 )
@@ -46,8 +49,17 @@ type Config struct {
 	RateLimit bool
 	// SimDelay is the delay of simulated delayed settlements.
 	SimDelay time.Duration
+	// Calendar is the business-day calendar (national holidays plus serve --holidays); nil
+	// knows the national holidays only.
+	Calendar *calendar.Calendar
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
+	// Live is the live-mode processor (server/processors.Router over Cielo and API Pix); nil
+	// answers every live payment 503 processor_unavailable.
+	Live payments.Processor
+	// PixWebhookCA holds the CA of the PSP's client certificate: the PIX webhook accepts only
+	// requests whose TLS client certificate chains to it (serve --pix-webhook-ca).
+	PixWebhookCA *x509.CertPool
 	// FilesDir holds the bytes of uploaded files (serve: <data-dir>/files, or a private
 	// temporary directory for --db :memory:). When empty, New creates a temporary directory.
 	FilesDir string
@@ -63,6 +75,7 @@ type Server struct {
 	touched  sync.Map // key id → unix second of the last last_used_at write this process queued
 	handler  http.Handler
 	pay      *payments.Service // the payment engine (intents, charges, refunds, ledger)
+	pixKey   *pix.SigningKey   // signs the payloads of dynamic PIX locations
 	files    *files.Store      // the bytes of uploaded files
 	tokens   *tokens.Issuer    // /api/v1 access tokens
 	oidc     oidcIssuer        // the external issuer of --oidc-issuer
@@ -83,6 +96,13 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
+	s.pay.Live, s.pay.Secrets, s.pay.Log = cfg.Live, cfg.Secrets, cfg.Logger
+	s.pay.Calendar = cfg.Calendar
+	key, err := pix.DeriveSigningKey(cfg.Secrets.DeriveKey("pix location signing"))
+	if err != nil {
+		panic(err) // DeriveKey returns 32 bytes: unreachable
+	}
+	s.pixKey = key
 	s.files = s.openFiles()
 	iss := strings.TrimRight(cfg.BaseURL, "/")
 	if iss == "" {
@@ -96,6 +116,7 @@ func New(cfg Config) *Server {
 		}
 		cfg.Jobs.Add(s.checkoutExpiryJob())
 		cfg.Jobs.Add(s.invoiceOverdueJob())
+		cfg.Jobs.Add(s.pixAuthExpiryJob())
 		s.registerActivationJobs()
 	}
 	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3),

@@ -365,6 +365,18 @@ func (svc *Service) IntentSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentI
 		// payment any more (its one intent is final), so it expires (checkout.session.expired).
 		return svc.expire(tx, a, cs)
 	}
+	if cs.Status == domain.CheckoutOpen && cs.PaymentIntent != nil && *cs.PaymentIntent == pi.ID && pi.Customer != nil &&
+		(pi.Status == domain.PIStatusSucceeded || pi.Status == domain.PIStatusRequiresCapture || pi.Waiting()) {
+		// A live payment whose confirming request died after the processor was called: the
+		// reconciliation applied the processor's answer, and the session completes as the
+		// request would have.
+		before := *cs
+		var pm *string
+		if cs.Mode == domain.CheckoutModeSubscription {
+			pm = pi.PaymentMethod
+		}
+		return svc.complete(tx, a, cs, &before, *pi.Customer, pi, pm)
+	}
 	if cs.Status != domain.CheckoutComplete || cs.PaymentStatus != domain.CheckoutUnpaid {
 		return nil
 	}
@@ -502,6 +514,12 @@ func (svc *Service) settle(tx *db.Tx, a domain.Actor, piID string, succeed bool)
 // Simulate is the hosted test bar's 'simulate payment' (succeed) or 'simulate expiration' on a
 // complete test-mode session whose PIX or boleto waits.
 func (svc *Service) Simulate(tx *db.Tx, a domain.Actor, id string, succeed bool) (*domain.CheckoutSession, error) {
+	return svc.SimulateWith(tx, a, id, succeed, "")
+}
+
+// SimulateWith is Simulate saying how a boleto híbrido was paid: paidWith boleto (its barcode,
+// also "") or pix (the QR printed on it).
+func (svc *Service) SimulateWith(tx *db.Tx, a domain.Actor, id string, succeed bool, paidWith string) (*domain.CheckoutSession, error) {
 	if a.Livemode {
 		return nil, domain.TestmodeRequired()
 	}
@@ -512,7 +530,7 @@ func (svc *Service) Simulate(tx *db.Tx, a domain.Actor, id string, succeed bool)
 	if cs.Status != domain.CheckoutComplete || cs.PaymentStatus != domain.CheckoutUnpaid || cs.PaymentIntent == nil {
 		return nil, domain.Conflict(domain.CodeResourceStateConflict, "This checkout session has no waiting PIX or boleto payment to simulate.")
 	}
-	if _, err := svc.settle(tx, a, *cs.PaymentIntent, succeed); err != nil {
+	if _, err := svc.Payments.SimulateSettlementWith(tx, a, *cs.PaymentIntent, payments.SimulateOptions{Succeed: succeed, PaidWith: paidWith}); err != nil {
 		return nil, err
 	}
 	return GetSession(tx, a.Scope, id)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"troco/db"
 	"troco/server"
+	"troco/server/calendar"
 	"troco/server/clock"
 	"troco/server/core"
 	"troco/server/domain"
@@ -41,6 +43,8 @@ type serveConfig struct {
 	logFormat                      string
 	oidcIssuer, oidcAudience       string
 	oidcOrgClaim                   string
+	live                           *liveFlags
+	holidays                       string
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -64,6 +68,8 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	oidcIssuer := fs.str("oidc-issuer", "", "external OpenID Connect issuer URL whose JWTs authenticate /api/v1 (discovery + JWKS)")
 	oidcAudience := fs.str("oidc-audience", "", "audience (aud) the --oidc-issuer tokens must carry")
 	oidcOrgClaim := fs.str("oidc-org-claim", "org", "claim of --oidc-issuer tokens that names the organization")
+	live := addLiveFlags(fs)
+	holidays := fs.str("holidays", "", "file of local holidays, one YYYY-MM-DD a line, added to the national business-day calendar")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -76,7 +82,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat,
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays,
 		oidcIssuer: strings.TrimSpace(*oidcIssuer), oidcAudience: *oidcAudience, oidcOrgClaim: *oidcOrgClaim}
 	if c.oidcIssuer != "" && (c.oidcAudience == "" || !strings.HasPrefix(c.oidcIssuer, "https://")) {
 		return nil, errors.New("--oidc-issuer must be an https:// URL and needs --oidc-audience")
@@ -118,6 +124,15 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	log := slog.New(handler)
 
+	liveSetup, err := cfg.live.build(log)
+	if err != nil {
+		return err
+	}
+
+	cal, err := loadCalendar(cfg.holidays)
+	if err != nil {
+		return err
+	}
 	clk := clock.NewOffset(clock.Real{}, 0)
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
 	if err != nil {
@@ -153,6 +168,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if liveSetup.webhookCA != nil {
+		server.PixWebhookTLS(tlsConfig, liveSetup.webhookCA)
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.addr, err)
@@ -185,9 +203,14 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err := os.MkdirAll(filesDir, 0o700); err != nil {
 		return fmt.Errorf("create the files directory: %w", err)
 	}
-	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
+	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, OIDCIssuer: cfg.oidcIssuer, OIDCAudience: cfg.oidcAudience, OIDCOrgClaim: cfg.oidcOrgClaim})
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal,
+		OIDCIssuer: cfg.oidcIssuer, OIDCAudience: cfg.oidcAudience, OIDCOrgClaim: cfg.oidcOrgClaim}
+	if liveSetup.router != nil {
+		srvCfg.Live = liveSetup.router
+	}
+	srv := server.New(srvCfg)
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 
@@ -220,6 +243,25 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 
 	printBanner(env, cfg, org, bootKey, caPath)
+	if liveSetup.pix != nil {
+		// The PSP posts each received PIX to this URL + "/pix", with its client certificate.
+		// Registered once serving has begun, in case the PSP calls the URL to check it.
+		hook := cfg.baseURL + "/processors/pix/webhook"
+		go func() {
+			regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := liveSetup.pix.RegisterWebhook(regCtx, hook); err != nil {
+				log.Error("pix: webhook registration failed; payments are still found by reconciliation, fix and restart", "webhook", hook, "err", err)
+			} else {
+				log.Info("pix: webhook registered", "webhook", hook)
+			}
+		}()
+	}
+	if liveSetup.router == nil {
+		fmt.Fprintln(env.Stdout, "live mode: no processor configured (live payments answer 503 processor_unavailable; see docs/GOING-LIVE.md)")
+	} else {
+		fmt.Fprintf(env.Stdout, "live mode: cards %s, pix %s, boleto not supported\n", onOff(liveSetup.cielo != nil, "cielo"), onOff(liveSetup.pix != nil, "api-pix"))
+	}
 	runner.Start()
 	defer runner.Stop()
 	dispatcher.Start()
@@ -392,4 +434,29 @@ func checkMasterKey(tx *db.Tx, k *secrets.Keyring, dataDir string) error {
 		return fmt.Errorf("%s in %s is not the master key this database was served with: restore that file (it seals the stored webhook secrets) or point --data-dir at the directory that holds it", secrets.MasterKeyFile, dataDir)
 	}
 	return nil
+}
+
+func onOff(on bool, name string) string {
+	if on {
+		return "via " + name
+	}
+	return "not configured"
+}
+
+// loadCalendar builds the business-day calendar: the national holidays plus, with --holidays, the
+// local ones of the file.
+func loadCalendar(path string) (*calendar.Calendar, error) {
+	if path == "" {
+		return calendar.New(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--holidays: %w", err)
+	}
+	defer f.Close()
+	local, err := calendar.ParseHolidays(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("--holidays %s: %w", path, err)
+	}
+	return calendar.New(local...), nil
 }
