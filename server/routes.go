@@ -174,6 +174,13 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
+	// The dashboard (people sign in with a session cookie; no API key).
+	dash := s.handleDashboard()
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+		r.Handler(m, "/dashboard", dash)
+		r.Handler(m, "/dashboard/*rest", dash)
+	}
+
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())
 

@@ -74,6 +74,7 @@ func New(cfg Config) *Server {
 		cfg.Jobs.Add(s.checkoutExpiryJob())
 		cfg.Jobs.Add(s.invoiceOverdueJob())
 		s.registerActivationJobs()
+		s.registerDashboardJobs()
 	}
 	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3),
 	// then the invoice that payment pays (a processing card of POST /v1/invoices/{id}/pay).

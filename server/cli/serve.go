@@ -121,6 +121,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	var org *domain.Organization
 	var bootKey *domain.APIKey
+	var bootLink *core.SigninLink
 	err = store.Write(ctx, func(tx *db.Tx) error {
 		if err := checkMasterKey(tx, keyring, cfg.dataDir); err != nil {
 			return err
@@ -132,7 +133,16 @@ func serve(ctx context.Context, env Env, args []string) error {
 				clk.Advance(time.Duration(secs) * time.Second)
 			}
 		}
-		org, bootKey, err = core.Bootstrap(tx, cfg.sandboxKey)
+		fresh, err := tx.CountOrganizations()
+		if err != nil {
+			return err
+		}
+		if org, bootKey, err = core.Bootstrap(tx, cfg.sandboxKey); err != nil {
+			return err
+		}
+		if fresh == 0 {
+			_, bootLink, err = core.BootstrapOwner(tx, org.ID)
+		}
 		return err
 	})
 	if err != nil {
@@ -196,6 +206,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 
 	printBanner(env, cfg, org, bootKey, caPath)
+	if bootLink != nil {
+		fmt.Fprintf(env.Stdout, "dashboard: %s/dashboard (owner %s; one-time sign-in link, valid 15 minutes: %s)\n",
+			cfg.baseURL, core.BootstrapOwnerEmail, core.SigninURL(cfg.baseURL, bootLink.Token))
+	}
 	runner.Start()
 	defer runner.Stop()
 	dispatcher.Start()
