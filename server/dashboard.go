@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-
 	"troco/db"
 	"troco/pages"
 	"troco/server/domain"
@@ -34,7 +33,9 @@ func (q *dashReq) actor() domain.Actor {
 	return domain.Actor{Scope: q.scope, RequestID: requestID(q.r.Context())}
 }
 
-func (q *dashReq) can(role string) bool { return domain.RoleRank(q.u.User.Role) >= domain.RoleRank(role) }
+func (q *dashReq) can(role string) bool {
+	return domain.RoleRank(q.u.User.Role) >= domain.RoleRank(role)
+}
 
 // handleDashboard serves everything under /dashboard.
 func (s *Server) handleDashboard() http.Handler {
