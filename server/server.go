@@ -50,6 +50,7 @@ type Server struct {
 	idem    inflight
 	touched sync.Map // key id → unix second of the last last_used_at write this process queued
 	handler http.Handler
+	reqlog  requestLogQueue
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 }
 
