@@ -321,3 +321,9 @@ func (tx *Tx) ListEventsForObject(s domain.Scope, objectID string, limit int) ([
 	}
 	return out, translate(rows.Err(), "list object events")
 }
+
+// TouchDashboardSessionAt records activity at the given instant (a sandbox clock jump).
+func (tx *Tx) TouchDashboardSessionAt(tokenHash string, at int64) error {
+	_, err := tx.exec("UPDATE dashboard_sessions SET last_seen_at = ? WHERE token_hash = ?", at, tokenHash)
+	return translate(err, "touch session")
+}

@@ -131,6 +131,9 @@ func (s *Server) dashWebhook(q *dashReq, id string, base *pages.Page) (*pages.Pa
 func (s *Server) dashWebhookAction(q *dashReq, id, action string) (*pages.Page, error) {
 	var secret string
 	err := s.db.Write(q.r.Context(), func(tx *db.Tx) error {
+		if _, err := tx.FindWebhookEndpointByID(q.scope, id); err != nil {
+			return &dashNotFoundError{}
+		}
 		var err error
 		detail := ""
 		switch action {
@@ -156,9 +159,6 @@ func (s *Server) dashWebhookAction(q *dashReq, id, action string) (*pages.Page, 
 		msg, ok := domainMessage(err)
 		if !ok {
 			return nil, err
-		}
-		if e, _ := domain.AsError(err); e.Status == http.StatusNotFound && e.Param == "id" {
-			return nil, &dashNotFoundError{}
 		}
 		p = &pages.Page{Error: msg}
 	}
@@ -438,6 +438,11 @@ func (s *Server) dashClockAdvance(q *dashReq) (*pages.Page, error) {
 	if err != nil || d < time.Second || d > maxAdvance*time.Second {
 		return s.dashSettings(q, "", "advance must be a duration between 1s and the maximum, such as 24h or 30m.")
 	}
+	// Sessions count idle time on the same clock: keep the person who moves it signed in (stamped
+	// at the new time before the jobs that come due sweep idle sessions).
+	if err := s.db.Write(q.r.Context(), func(tx *db.Tx) error { return tx.TouchDashboardSessionAt(q.u.TokenHash, tx.Now.Add(d).Unix()) }); err != nil {
+		return nil, err
+	}
 	if _, err := s.advanceClock(q.r.Context(), d); err != nil {
 		return nil, err
 	}
@@ -483,7 +488,7 @@ func (s *Server) dashAccount(q *dashReq) {
 				if err != nil {
 					return err
 				}
-				if !totp.Validate(strings.TrimSpace(q.r.PostFormValue("code")), secret) {
+				if !s.totpValid(q.r.PostFormValue("code"), secret) {
 					return domain.Invalid("code", "the code is wrong.")
 				}
 				q.u.User.TOTPEnabled = true
