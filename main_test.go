@@ -383,7 +383,7 @@ func TestEndToEnd(t *testing.T) {
 
 		var u struct {
 			ID, Object, Email, Role, Organization, SigninURL string
-			SigninURLExpiresAt                              string `json:"signin_url_expires_at"`
+			SigninURLExpiresAt                               string `json:"signin_url_expires_at"`
 		}
 		cliJSON(t, getenv, &u, "user", "create", "--org", bootOrg, "--email", "dev@example.com", "--role", "developer", "--db", dbPath, "--base-url", "https://localhost:"+strings.Split(addr, ":")[1])
 		is.True(strings.HasPrefix(u.ID, "user_"))
