@@ -31,6 +31,7 @@ var ptBR = map[string]string{
 	"Current period end": "Fim do período atual", "Currency": "Moeda", "Page not found.": "Página não encontrada.",
 	"Your role does not allow this.": "Seu papel não permite esta ação.", "Done.": "Feito.",
 	"Sign-in link expired or already used.": "Link de acesso expirado ou já utilizado.",
+	"The form expired; sign in again.":      "O formulário expirou; entre novamente.",
 }
 
 // T translates an English interface string into lang (pt-BR by default); unknown strings stay English.

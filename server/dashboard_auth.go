@@ -165,7 +165,7 @@ func (s *Server) handleDashSignin(w http.ResponseWriter, r *http.Request) {
 	pre := preToken(w, r)
 	page := &pages.Signin{Lang: lang, CSRF: s.dashCSRF(pre), Email: r.PostFormValue("email")}
 	if !s.checkCSRF(r, pre) {
-		page.Error = "CSRF"
+		page.Error = page.T("The form expired; sign in again.")
 		s.renderDash(w, r, http.StatusForbidden, pages.DashSignin(page))
 		return
 	}
