@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -357,11 +359,16 @@ func (s *Server) dashLog(q *dashReq, id string) (*pages.Page, error) {
 		{Title: q.T("Request body"), Pre: orDash(l.RequestBody)}, {Title: q.T("Response body"), Pre: orDash(l.ResponseBody)}}}, nil
 }
 
+// orDash indents a stored (compact) JSON body for reading; "—" when there was none.
 func orDash(s string) string {
 	if s == "" {
 		return "—"
 	}
-	return s
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return b.String()
 }
 
 // objectLink is the dashboard page of an object id, by its prefix ("" when there is none).

@@ -178,7 +178,7 @@ func redactBody(body []byte) string {
 	if err := dec.Decode(&v); err != nil {
 		return "[" + itoa(int64(len(body))) + " bytes, not JSON or longer than the log keeps]"
 	}
-	out, err := json.MarshalIndent(redactValue("", v), "", "  ")
+	out, err := json.Marshal(redactValue("", v))
 	if err != nil {
 		return ""
 	}
