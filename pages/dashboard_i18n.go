@@ -31,7 +31,9 @@ var ptBR = map[string]string{
 	"Current period end": "Fim do período atual", "Currency": "Moeda", "Page not found.": "Página não encontrada.",
 	"Your role does not allow this.": "Seu papel não permite esta ação.", "Done.": "Feito.",
 	"Sign-in link expired or already used.": "Link de acesso expirado ou já utilizado.",
-	"The form expired; sign in again.":      "O formulário expirou; entre novamente.",
+	"Checkout display name":                 "Nome exibido no checkout", "Checkout primary color (#RRGGBB)": "Cor principal do checkout (#RRGGBB)",
+	"Checkout logo URL (https)":        "URL do logotipo do checkout (https)",
+	"The form expired; sign in again.": "O formulário expirou; entre novamente.",
 }
 
 // T translates an English interface string into lang (pt-BR by default); unknown strings stay English.

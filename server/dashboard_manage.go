@@ -387,7 +387,10 @@ func (s *Server) dashSettings(q *dashReq, notice, errMsg string) (*pages.Page, e
 	p := &pages.Page{Title: q.T("Settings"), Notice: notice, Error: errMsg}
 	if q.can(domain.RoleAdmin) {
 		p.Sections = append(p.Sections, pages.Section{Form: &pages.Form{Action: q.d.Base() + "/settings", TestID: "settings-form", Submit: q.T("Save"),
-			Inputs: []pages.Input{{Name: "timezone", Label: q.T("Time zone (display only)"), Kind: "text", Value: q.u.Org.DashboardSettings.Timezone, Required: true}}}})
+			Inputs: []pages.Input{{Name: "timezone", Label: q.T("Time zone (display only)"), Kind: "text", Value: q.u.Org.DashboardSettings.Timezone, Required: true},
+				{Name: "display_name", Label: q.T("Checkout display name"), Kind: "text", Value: deref(q.u.Org.CheckoutSettings.Branding.DisplayName)},
+				{Name: "primary_color", Label: q.T("Checkout primary color (#RRGGBB)"), Kind: "text", Value: deref(q.u.Org.CheckoutSettings.Branding.PrimaryColor)},
+				{Name: "logo_url", Label: q.T("Checkout logo URL (https)"), Kind: "url", Value: deref(q.u.Org.CheckoutSettings.Branding.LogoURL)}}}})
 	} else {
 		p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Time zone (display only)"), Value: q.u.Org.DashboardSettings.Timezone}}})
 	}
@@ -417,10 +420,17 @@ func (s *Server) dashSettings(q *dashReq, notice, errMsg string) (*pages.Page, e
 
 func (s *Server) dashSettingsSave(q *dashReq) (*pages.Page, error) {
 	tz := strings.TrimSpace(q.r.PostFormValue("timezone"))
+	// An empty branding field clears it (the hosted checkout then uses troco's look).
+	opt := func(name string) domain.Opt[string] {
+		v := strings.TrimSpace(q.r.PostFormValue(name))
+		return domain.Opt[string]{Set: true, Null: v == "", V: v}
+	}
+	params := core.OrganizationParams{DashboardSettings: &core.DashboardSettingsParams{Timezone: &tz},
+		CheckoutSettings: &core.CheckoutSettingsParams{Branding: &core.BrandingParams{DisplayName: opt("display_name"), PrimaryColor: opt("primary_color"), LogoURL: opt("logo_url")}}}
 	var org *domain.Organization
 	err := s.db.Write(q.r.Context(), func(tx *db.Tx) error {
 		var err error
-		org, err = core.UpdateOrganization(tx, q.actor(), core.OrgCaller{}, q.u.Org.ID, core.OrganizationParams{DashboardSettings: &core.DashboardSettingsParams{Timezone: &tz}})
+		org, err = core.UpdateOrganization(tx, q.actor(), core.OrgCaller{}, q.u.Org.ID, params)
 		if err != nil {
 			return err
 		}
@@ -432,7 +442,7 @@ func (s *Server) dashSettingsSave(q *dashReq) (*pages.Page, error) {
 		}
 		return nil, err
 	}
-	q.u.Org.DashboardSettings = org.DashboardSettings
+	q.u.Org.DashboardSettings, q.u.Org.CheckoutSettings = org.DashboardSettings, org.CheckoutSettings
 	return s.dashSettings(q, q.T("Done."), "")
 }
 

@@ -128,8 +128,11 @@ func TestDashboardSettingsClockLanguageAndTOTP(t *testing.T) {
 	owner := e.signedIn(e.Org.ID, "owner@example.com", domain.RoleOwner)
 	_, body, _ := owner.post("/dashboard/test/settings", url.Values{"timezone": {"Mars/Olympus"}})
 	is.True(strings.Contains(body, `class="error"`))
-	_, body, _ = owner.post("/dashboard/test/settings", url.Values{"timezone": {"Asia/Tokyo"}})
+	_, body, _ = owner.post("/dashboard/test/settings", url.Values{"timezone": {"Asia/Tokyo"}, "primary_color": {"blue"}})
+	is.True(strings.Contains(body, `class="error"`)) // the API's branding validation
+	_, body, _ = owner.post("/dashboard/test/settings", url.Values{"timezone": {"Asia/Tokyo"}, "display_name": {"Loja <Ana>"}, "primary_color": {"#112233"}})
 	is.True(strings.Contains(body, `value="Asia/Tokyo"`))
+	is.True(strings.Contains(body, `value="Loja &lt;Ana&gt;"`))
 	org := e.Do("GET", "/v1/organizations/"+e.Org.ID, e.Test, nil)
 	is.Equal(org.Body["dashboard_settings"].(map[string]any)["timezone"], "Asia/Tokyo") // the API sees the same setting
 	viewer := e.signedIn(e.Org.ID, "viewer@example.com", domain.RoleViewer)
