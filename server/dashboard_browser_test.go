@@ -95,8 +95,9 @@ func TestBrowserDashboard(t *testing.T) {
 
 	// Revoke it with a reason.
 	form := tid("key-revoke-" + keyID)
-	c.do("revoke", chromedp.SendKeys(form+` input[name="reason"]`, "trocada", chromedp.ByQuery), chromedp.Click(form+` button`, chromedp.ByQuery),
-		chromedp.WaitVisible(tid("revoked-keys-table"), chromedp.ByQuery))
+	c.do("revoke", chromedp.SendKeys(form+` input[name="reason"]`, "trocada", chromedp.ByQuery), chromedp.Click(form+` button`, chromedp.ByQuery))
+	// The old page already has an (empty) revoked list: wait for the reason to appear.
+	c.waitTrue("revoked key listed", `(document.querySelector('[data-testid="revoked-keys-table"]')?.innerText || "").includes("trocada")`)
 	is.True(strings.Contains(c.text("revoked-keys-table"), "trocada"))
 	is.Equal(e.Do("GET", "/v1/customers", token, nil).Status, 401)
 	c.shootDashboard("api-keys")
@@ -122,4 +123,21 @@ func TestBrowserDashboard(t *testing.T) {
 	c.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(e.URL()+"/dashboard/test/payments"), chromedp.WaitVisible(tid("payments-table"), chromedp.ByQuery),
 		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow))
 	is.True(!overflow)
+}
+
+// waitTrue evaluates js until it is true (through navigations), or fails after 15 s.
+func (c *chrome) waitTrue(what, js string) {
+	c.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		var ok bool
+		ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
+		err := chromedp.Run(ctx, chromedp.Evaluate(js, &ok))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.t.Fatalf("%s: still false after 15 s: %s", what, js)
 }
