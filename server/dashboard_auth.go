@@ -169,11 +169,30 @@ func (s *Server) handleDashSignin(w http.ResponseWriter, r *http.Request) {
 		s.renderDash(w, r, http.StatusForbidden, pages.DashSignin(page))
 		return
 	}
+	var users []*domain.User
+	var locked bool
+	err := s.db.Read(r.Context(), func(tx *db.Tx) error {
+		var err error
+		users, locked, err = core.SigninCandidates(tx, r.PostFormValue("email"))
+		return err
+	})
+	if err != nil {
+		s.dashFail(w, r, err)
+		return
+	}
+	var matched *domain.User
+	if !locked {
+		matched = core.MatchPassword(users, r.PostFormValue("password")) // outside the writer: argon2id is slow
+	}
 	var user *domain.User
 	var signinErr error
-	err := s.db.Write(r.Context(), func(tx *db.Tx) error {
+	err = s.db.Write(r.Context(), func(tx *db.Tx) error {
+		if locked {
+			signinErr = core.ErrLocked
+			return nil
+		}
 		var err error
-		user, err = core.PasswordSignin(tx, r.PostFormValue("email"), r.PostFormValue("password"))
+		user, err = core.RecordSignin(tx, users, matched)
 		if err != nil {
 			if errors.Is(err, core.ErrSigninFailed) || errors.Is(err, core.ErrLocked) {
 				signinErr = err

@@ -475,7 +475,10 @@ func (s *Server) dashAccount(q *dashReq) {
 		var err error
 		switch q.r.PostFormValue("action") {
 		case "password":
-			err = s.db.Write(q.r.Context(), func(tx *db.Tx) error { return core.SetPassword(tx, q.u.User.ID, q.r.PostFormValue("password")) })
+			var hash string
+			if hash, err = core.NewPasswordHash(q.r.PostFormValue("password")); err == nil {
+				err = s.db.Write(q.r.Context(), func(tx *db.Tx) error { return core.SetPasswordHash(tx, q.u.User.ID, hash) })
+			}
 		case "language":
 			lang := q.r.PostFormValue("language")
 			if lang != "en" && lang != "pt-BR" {
@@ -512,16 +515,14 @@ func (s *Server) dashAccount(q *dashReq) {
 				return tx.SetUserTOTP(u.ID, u.TOTPSecret, true)
 			})
 		case "totp-disable":
+			// The password is checked against the session's copy of the user, outside the writer.
+			if q.u.User.PasswordHash == "" || !core.CheckPassword(q.u.User.PasswordHash, q.r.PostFormValue("password")) {
+				err = domain.Invalid("password", "the password is wrong.")
+				break
+			}
 			err = s.db.Write(q.r.Context(), func(tx *db.Tx) error {
-				u, err := tx.FindUserByID(q.u.User.ID)
-				if err != nil {
-					return err
-				}
-				if u.PasswordHash == "" || !core.CheckPassword(u.PasswordHash, q.r.PostFormValue("password")) {
-					return domain.Invalid("password", "the password is wrong.")
-				}
 				q.u.User.TOTPEnabled = false
-				return tx.SetUserTOTP(u.ID, "", false)
+				return tx.SetUserTOTP(q.u.User.ID, "", false)
 			})
 		default:
 			err = domain.Invalid("action", "unknown action.")

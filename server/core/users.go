@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"runtime"
 	"strings"
 	"time"
 
@@ -103,16 +104,34 @@ func ConsumeSigninLink(tx *db.Tx, token string) (*domain.User, error) {
 	return tx.FindUserByID(id)
 }
 
-// SetPassword validates and stores a new password (argon2id).
-func SetPassword(tx *db.Tx, userID, password string) error {
+// NewPasswordHash validates a new password and returns its argon2id hash. Call it outside any
+// transaction: hashing takes tens of milliseconds and must not hold the database's writer.
+func NewPasswordHash(password string) (string, error) {
 	if len([]rune(password)) < MinPasswordLength {
-		return domain.Invalid("password", "the password must have at least %d characters.", MinPasswordLength)
+		return "", domain.Invalid("password", "the password must have at least %d characters.", MinPasswordLength)
 	}
 	if len(password) > 1024 {
-		return domain.Invalid("password", "the password must have at most 1024 bytes.")
+		return "", domain.Invalid("password", "the password must have at most 1024 bytes.")
 	}
-	return tx.SetUserPassword(userID, HashPassword(password))
+	return HashPassword(password), nil
 }
+
+// SetPassword validates and stores a new password (argon2id). It hashes inside tx: for
+// administration and tests; request handlers use NewPasswordHash then SetPasswordHash.
+func SetPassword(tx *db.Tx, userID, password string) error {
+	hash, err := NewPasswordHash(password)
+	if err != nil {
+		return err
+	}
+	return SetPasswordHash(tx, userID, hash)
+}
+
+// SetPasswordHash stores a hash made by NewPasswordHash.
+func SetPasswordHash(tx *db.Tx, userID, hash string) error { return tx.SetUserPassword(userID, hash) }
+
+// hashSlots bounds concurrent argon2id computations (64 MiB each), so a flood of sign-in
+// attempts cannot exhaust memory.
+var hashSlots = make(chan struct{}, max(2, runtime.NumCPU()))
 
 // argon2id parameters (RFC 9106's second recommended option, lighter memory).
 const (
@@ -126,7 +145,9 @@ const (
 func HashPassword(password string) string {
 	salt := make([]byte, 16)
 	_, _ = rand.Read(salt)
+	hashSlots <- struct{}{}
 	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	<-hashSlots
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key))
 }
@@ -149,34 +170,55 @@ func CheckPassword(encoded, password string) bool {
 	if err1 != nil || err2 != nil || len(want) == 0 {
 		return false
 	}
+	hashSlots <- struct{}{}
 	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
+	<-hashSlots
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 
-// PasswordSignin checks email and password for organization-agnostic sign-in: the first user
-// with that e-mail whose password matches. Failures count toward the lockout (10 failures lock
-// the account 15 minutes; a locked account refuses even the right password).
-func PasswordSignin(tx *db.Tx, email, password string) (*domain.User, error) {
+// SigninCandidates returns the people with that e-mail (one per organization) and whether any
+// of them is locked. Read them, check the password with MatchPassword outside any transaction,
+// then record the outcome with RecordSignin.
+func SigninCandidates(tx *db.Tx, email string) ([]*domain.User, bool, error) {
 	users, err := tx.FindUsersByEmail(strings.ToLower(strings.TrimSpace(email)))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for _, u := range users {
 		if !u.LockedUntil.IsZero() && tx.Now.Before(u.LockedUntil.Time) {
-			return nil, ErrLocked
+			return users, true, nil
 		}
 	}
+	return users, false, nil
+}
+
+// MatchPassword returns the first user whose password matches, or nil (argon2id, constant time;
+// with no user it still spends a hash's time, so timing does not reveal which e-mails exist).
+func MatchPassword(users []*domain.User, password string) *domain.User {
 	for _, u := range users {
 		if u.PasswordHash != "" && CheckPassword(u.PasswordHash, password) {
-			if err := tx.ClearSigninFailures(u.ID); err != nil {
-				return nil, err
-			}
-			return u, nil
+			return u
 		}
 	}
 	if len(users) == 0 {
-		// Spend the same time as a real check, so timing does not reveal which e-mails exist.
 		CheckPassword(dummyHash, password)
+	}
+	return nil
+}
+
+// RecordSignin records a sign-in attempt: a match on an account that is not locked (checked
+// again here) clears the failures and returns the user; anything else counts a failure for every
+// candidate (10 failures lock the account for 15 minutes) and returns ErrSigninFailed.
+func RecordSignin(tx *db.Tx, users []*domain.User, matched *domain.User) (*domain.User, error) {
+	if matched != nil {
+		u, err := tx.FindUserByID(matched.ID)
+		if err != nil {
+			return nil, err
+		}
+		if u.LockedUntil.IsZero() || !tx.Now.Before(u.LockedUntil.Time) {
+			return u, tx.ClearSigninFailures(u.ID)
+		}
+		return nil, ErrLocked
 	}
 	for _, u := range users {
 		if err := tx.RecordSigninFailure(u.ID, MaxSigninFailures, tx.Now.Add(LockoutDuration).Unix()); err != nil {
