@@ -32,7 +32,8 @@ var ptBR = map[string]string{
 	"Your role does not allow this.": "Seu papel não permite esta ação.", "Done.": "Feito.",
 	"Sign-in link expired or already used.": "Link de acesso expirado ou já utilizado.",
 	"Checkout display name":                 "Nome exibido no checkout", "Checkout primary color (#RRGGBB)": "Cor principal do checkout (#RRGGBB)",
-	"Checkout logo URL (https)":        "URL do logotipo do checkout (https)",
+	"Checkout logo URL (https)": "URL do logotipo do checkout (https)",
+	"Add a person":              "Adicionar pessoa", "One-time sign-in link for": "Link de acesso único para",
 	"The form expired; sign in again.": "O formulário expirou; entre novamente.",
 }
 

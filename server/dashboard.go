@@ -204,6 +204,8 @@ func (s *Server) dashRoute(q *dashReq, post bool) {
 		rt = route{domain.RoleViewer, func(q *dashReq) (*pages.Page, error) { return s.dashSettings(q, "", "") }}
 	case kind == "settings" && id == "" && post:
 		rt = route{domain.RoleAdmin, s.dashSettingsSave}
+	case kind == "settings" && id == "people" && post:
+		rt = route{domain.RoleOwner, s.dashPersonCreate}
 	case kind == "settings" && id == "clock" && post:
 		rt = route{domain.RoleDeveloper, s.dashClockAdvance}
 	default:

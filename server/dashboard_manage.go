@@ -415,6 +415,50 @@ func (s *Server) dashSettings(q *dashReq, notice, errMsg string) (*pages.Page, e
 		t.Rows = append(t.Rows, []pages.Cell{{Text: u.Email}, {Text: u.Role}, {Text: q.when(u.CreatedAt)}})
 	}
 	p.Sections = append(p.Sections, pages.Section{Title: q.T("People"), Table: t})
+	if q.can(domain.RoleOwner) {
+		roles := []pages.Option{option(domain.RoleViewer, "viewer", ""), option(domain.RoleDeveloper, "developer", ""), option(domain.RoleAdmin, "admin", ""), option(domain.RoleOwner, "owner", "")}
+		p.Sections = append(p.Sections, pages.Section{Title: q.T("Add a person"), Form: &pages.Form{Action: q.d.Base() + "/settings/people", TestID: "person-create-form", Submit: q.T("Add a person"),
+			Inputs: []pages.Input{{Name: "email", Label: q.T("E-mail"), Kind: "email", Required: true}, {Name: "role", Label: q.T("Role"), Kind: "select", Options: roles}}}})
+		var audit []*domain.AuditEntry
+		if err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {
+			var err error
+			audit, _, err = tx.ListAudit(q.u.Org.ID, db.ListParams{Limit: 50})
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		p.Sections = append(p.Sections, pages.Section{Title: q.T("Audit trail"), Table: q.auditTable(audit)})
+	}
+	return p, nil
+}
+
+// dashPersonCreate adds a person (owners only): the same operation as `troco user create`, and
+// shows the one-time sign-in link to hand over.
+func (s *Server) dashPersonCreate(q *dashReq) (*pages.Page, error) {
+	q.d.Active = "settings"
+	var u *domain.User
+	var link *core.SigninLink
+	err := s.db.Write(q.r.Context(), func(tx *db.Tx) error {
+		var err error
+		if u, err = core.CreateUser(tx, core.UserInput{OrgID: q.u.Org.ID, Email: q.r.PostFormValue("email"), Role: q.r.PostFormValue("role")}); err != nil {
+			return err
+		}
+		if link, err = core.IssueSigninLink(tx, u.ID); err != nil {
+			return err
+		}
+		return core.Audit(tx, q.u.User, "user.created", u.ID, u.Email+" ("+u.Role+")")
+	})
+	if err != nil {
+		if msg, ok := domainMessage(err); ok {
+			return s.dashSettings(q, "", msg)
+		}
+		return nil, err
+	}
+	p, err := s.dashSettings(q, q.T("Done."), "")
+	if err != nil {
+		return nil, err
+	}
+	p.Sections = append([]pages.Section{{Fields: []pages.Field{{Label: q.T("One-time sign-in link for") + " " + u.Email + " (15 min)", Value: core.SigninURL(s.cfg.BaseURL, link.Token), Code: true}}}}, p.Sections...)
 	return p, nil
 }
 

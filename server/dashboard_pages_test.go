@@ -192,3 +192,27 @@ func TestDashboardSettingsClockLanguageAndTOTP(t *testing.T) {
 	st, _, _ = b.get("/dashboard/test/payments")
 	is.Equal(st, http.StatusOK)
 }
+
+func TestDashboardOwnerAddsAPerson(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	owner := e.signedIn(e.Org.ID, "owner@example.com", domain.RoleOwner)
+	admin := e.signedIn(e.Org.ID, "admin@example.com", domain.RoleAdmin)
+	st, _, _ := admin.post("/dashboard/test/settings/people", url.Values{"email": {"x@example.com"}, "role": {"owner"}})
+	is.Equal(st, http.StatusForbidden) // only owners add people
+	_, body, _ := owner.post("/dashboard/test/settings/people", url.Values{"email": {"nova@example.com"}, "role": {"bogus"}})
+	is.True(strings.Contains(body, "role must be"))
+	_, body, _ = owner.post("/dashboard/test/settings/people", url.Values{"email": {"nova@example.com"}, "role": {"developer"}})
+	m := regexp.MustCompile(`/dashboard/signin/link/([A-Za-z0-9_-]{43})`).FindStringSubmatch(body)
+	is.True(m != nil)
+	is.True(strings.Contains(body, "user.created")) // in the audit trail
+	b := e.dashBrowser()
+	st, _, _ = b.get("/dashboard/signin/link/" + m[1])
+	is.Equal(st, http.StatusSeeOther)
+	st, body, _ = b.get("/dashboard/test/logs")
+	is.Equal(st, http.StatusOK) // a developer reads request logs
+	st, _, _ = b.get("/dashboard/test/api-keys")
+	is.Equal(st, http.StatusForbidden) // but does not manage keys
+	_, body, _ = owner.post("/dashboard/test/settings/people", url.Values{"email": {"nova@example.com"}, "role": {"viewer"}})
+	is.True(strings.Contains(body, "already belongs"))
+}
