@@ -103,3 +103,13 @@ func TestAccessibilityDashboard(t *testing.T) {
 	c.do("live", chromedp.Navigate(e.URL()+"/dashboard/live"), chromedp.WaitVisible("main h1", chromedp.ByQuery))
 	c.axeCheck(src, "live home")
 }
+
+// The hosted checkout page passes axe-core too (no serious or critical violation).
+func TestAccessibilityHostedCheckout(t *testing.T) {
+	src := axeSource(t)
+	e := newEnv(t)
+	c := newChrome(t)
+	s := e.coSimple(e.Test, nil)
+	c.do("open checkout", chromedp.Navigate(s.Str("url")), chromedp.WaitVisible(tid("pay-button"), chromedp.ByQuery))
+	c.axeCheck(src, "hosted checkout")
+}
