@@ -33,6 +33,7 @@ var ptBR = map[string]string{
 	"Sign-in link expired or already used.": "Link de acesso expirado ou já utilizado.",
 	"Checkout display name":                 "Nome exibido no checkout", "Checkout primary color (#RRGGBB)": "Cor principal do checkout (#RRGGBB)",
 	"Checkout logo URL (https)": "URL do logotipo do checkout (https)",
+	"Resend to every endpoint":  "Reenviar para todos os endpoints",
 	"Add a person":              "Adicionar pessoa", "One-time sign-in link for": "Link de acesso único para",
 	"The form expired; sign in again.": "O formulário expirou; entre novamente.",
 }

@@ -12,6 +12,7 @@ import (
 
 	"troco/db"
 	"troco/pages"
+	"troco/server/core"
 	"troco/server/domain"
 )
 
@@ -182,6 +183,8 @@ func (s *Server) dashRoute(q *dashReq, post bool) {
 		rt = route{domain.RoleViewer, s.dashEvents}
 	case kind == "events" && action == "" && !post:
 		rt = route{domain.RoleViewer, func(q *dashReq) (*pages.Page, error) { return s.dashEvent(q, id) }}
+	case kind == "events" && action == "resend" && post:
+		rt = route{domain.RoleDeveloper, func(q *dashReq) (*pages.Page, error) { return s.dashEventResend(q, id) }}
 	case kind == "webhooks" && id == "" && !post:
 		rt = route{domain.RoleViewer, func(q *dashReq) (*pages.Page, error) { return s.dashWebhooks(q, nil) }}
 	case kind == "webhooks" && id == "" && post:
@@ -713,16 +716,48 @@ func (s *Server) dashEvents(q *dashReq) (*pages.Page, error) {
 	return &pages.Page{Title: q.T("Events"), Sections: []pages.Section{{Form: f}, {Table: q.eventsTable(list), Pager: q.pager(ids, more)}}}, nil
 }
 
+// dashEventResend queues an event again for every enabled endpoint that subscribes to it: the
+// same operation as POST /v1/events/{id}/redeliver.
+func (s *Server) dashEventResend(q *dashReq, id string) (*pages.Page, error) {
+	q.d.Active = "events"
+	p := &pages.Page{Notice: q.T("Done.")}
+	err := s.db.Write(q.r.Context(), func(tx *db.Tx) error {
+		if _, err := tx.FindEventByID(q.scope, id); err != nil {
+			return &dashNotFoundError{}
+		}
+		r, err := core.RedeliverEvent(tx, q.actor(), id, core.RedeliverParams{})
+		if err != nil {
+			return err
+		}
+		return core.Audit(tx, q.u.User, "event.redelivered", id, strings.Join(r.WebhookEndpoints, ", "))
+	})
+	if msg, ok := domainMessage(err); ok {
+		p = &pages.Page{Error: msg}
+	} else if err != nil {
+		return nil, err
+	}
+	return s.dashEventPage(q, id, p)
+}
+
 func (s *Server) dashEvent(q *dashReq, id string) (*pages.Page, error) {
-	p := &pages.Page{Title: id}
+	return s.dashEventPage(q, id, &pages.Page{})
+}
+
+func (s *Server) dashEventPage(q *dashReq, id string, p *pages.Page) (*pages.Page, error) {
+	p.Title = id
 	err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {
 		e, err := tx.FindEventByID(q.scope, id)
 		if err != nil {
 			return err
 		}
 		p.Title = e.Type
-		p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: "ID", Value: e.ID, Code: true}, {Label: q.T("Type"), Value: e.Type}, {Label: q.T("Created"), Value: q.when(e.CreatedAt)}}},
-			pages.Section{Pre: pretty(e)})
+		obj := eventObjectID(e)
+		p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: "ID", Value: e.ID, Code: true}, {Label: q.T("Type"), Value: e.Type},
+			{Label: q.T("Object"), Value: obj, Href: q.objectLink(obj)}, {Label: q.T("Created"), Value: q.when(e.CreatedAt)}}})
+		if q.can(domain.RoleDeveloper) {
+			p.Sections = append(p.Sections, pages.Section{Form: &pages.Form{Action: q.link("events", e.ID) + "/resend", TestID: "event-resend", Submit: q.T("Resend to every endpoint"), Inline: true}})
+		}
+		p.Sections = append(p.Sections, pages.Section{Pre: pretty(e)})
 		return nil
 	})
 	return p, err

@@ -54,6 +54,13 @@ func TestDashboardWebhooksCreateAndResend(t *testing.T) {
 	again := await(t, rc, "resend")
 	is.Equal(again.ID, first.ID)
 
+	// From the event's page: resend to every subscribed endpoint.
+	st, body, _ = dev.post("/dashboard/test/events/"+first.ID+"/resend", nil)
+	is.Equal(st, http.StatusOK)
+	is.True(strings.Contains(body, `class="notice"`))
+	e.deliver(d)
+	is.Equal(await(t, rc, "resend from the event").ID, first.ID)
+
 	// A viewer reads the page but cannot resend; an unknown event is an error, nothing queued.
 	viewer := e.signedIn(e.Org.ID, "viewer@example.com", domain.RoleViewer)
 	st, body, _ = viewer.get("/dashboard/test/webhooks/" + epID)
