@@ -12,7 +12,7 @@ var ptBR = map[string]string{
 	"Authenticator code": "Código do autenticador", "Verify": "Verificar", "Account": "Conta",
 	"The e-mail or password is wrong, or the account is locked for 15 minutes after 10 failed attempts.": "E-mail ou senha incorretos, ou a conta está bloqueada por 15 minutos após 10 tentativas.",
 	"The code is wrong.": "O código está incorreto.", "Name": "Nome", "Scopes": "Escopos", "Environment": "Ambiente",
-	"Expires at (optional, UTC)": "Expira em (opcional, UTC)", "Create key": "Criar chave", "Revoke": "Revogar", "Reason": "Motivo",
+	"Expires at (optional, UTC)": "Expira em (opcional, UTC)", "Create key": "Criar chave", "Revoke": "Revogar",
 	"Active keys": "Chaves ativas", "Revoked keys": "Chaves revogadas", "Create a key": "Criar uma chave",
 	"Status": "Status", "Amount": "Valor", "Method": "Método", "Created": "Criado em", "Customer": "Cliente", "Description": "Descrição",
 	"Type": "Tipo", "Events of this object": "Eventos deste objeto", "Requests for this object": "Requisições deste objeto",
@@ -34,7 +34,8 @@ var ptBR = map[string]string{
 	"Checkout display name":                 "Nome exibido no checkout", "Checkout primary color (#RRGGBB)": "Cor principal do checkout (#RRGGBB)",
 	"Checkout logo URL (https)": "URL do logotipo do checkout (https)",
 	"Resend to every endpoint":  "Reenviar para todos os endpoints",
-	"Add a person":              "Adicionar pessoa", "One-time sign-in link for": "Link de acesso único para",
+	"Disputes":                  "Disputas", "Reason": "Motivo",
+	"Add a person": "Adicionar pessoa", "One-time sign-in link for": "Link de acesso único para",
 	"The form expired; sign in again.": "O formulário expirou; entre novamente.",
 }
 

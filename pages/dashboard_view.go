@@ -39,7 +39,7 @@ type NavItem struct{ Key, Label, Href string }
 func (d *Dash) Nav() []NavItem {
 	keys := []struct{ k, l string }{
 		{"home", "Home"}, {"payments", "Payments"}, {"checkout-sessions", "Checkout sessions"}, {"customers", "Customers"},
-		{"invoices", "Invoices"}, {"subscriptions", "Subscriptions"}, {"events", "Events"}, {"webhooks", "Webhooks"},
+		{"invoices", "Invoices"}, {"subscriptions", "Subscriptions"}, {"disputes", "Disputes"}, {"events", "Events"}, {"webhooks", "Webhooks"},
 		{"api-keys", "API keys"}, {"logs", "Request logs"}, {"settings", "Settings"},
 	}
 	out := make([]NavItem, 0, len(keys))

@@ -179,6 +179,10 @@ func (s *Server) dashRoute(q *dashReq, post bool) {
 		rt = route{domain.RoleViewer, s.dashSubscriptions}
 	case kind == "subscriptions" && action == "" && !post:
 		rt = route{domain.RoleViewer, func(q *dashReq) (*pages.Page, error) { return s.dashObject(q, "subscriptions", id) }}
+	case kind == "disputes" && id == "" && !post:
+		rt = route{domain.RoleViewer, s.dashDisputes}
+	case kind == "disputes" && action == "" && !post:
+		rt = route{domain.RoleViewer, func(q *dashReq) (*pages.Page, error) { return s.dashObject(q, "disputes", id) }}
 	case kind == "events" && id == "" && !post:
 		rt = route{domain.RoleViewer, s.dashEvents}
 	case kind == "events" && action == "" && !post:
@@ -636,6 +640,29 @@ func (s *Server) dashSubscriptions(q *dashReq) (*pages.Page, error) {
 	return &pages.Page{Title: q.T("Subscriptions"), Sections: []pages.Section{{Form: f}, {Table: t, Pager: q.pager(ids, more)}}}, nil
 }
 
+func (s *Server) dashDisputes(q *dashReq) (*pages.Page, error) {
+	status, f := statusFilter(q, []string{domain.DisputeWarningNeedsResponse, domain.DisputeWarningUnderReview, domain.DisputeWarningClosed,
+		domain.DisputeNeedsResponse, domain.DisputeUnderReview, domain.DisputeWon, domain.DisputeLost})
+	var list []*domain.Dispute
+	var more bool
+	err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {
+		var err error
+		list, more, err = tx.ListDisputes(q.scope, db.DisputeFilter{Status: status}, q.listParams())
+		return err
+	})
+	if err != nil {
+		return nil, listErr(err)
+	}
+	t := &pages.Table{TestID: "disputes-table", Headers: []string{"ID", q.T("Amount"), q.T("Status"), q.T("Reason"), "payment_intent", q.T("Created")}}
+	ids := make([]string, len(list))
+	for i, d := range list {
+		ids[i] = d.ID
+		t.Rows = append(t.Rows, []pages.Cell{{Text: d.ID, Href: q.link("disputes", d.ID), Code: true}, {Text: q.money(d.Amount, d.Currency)}, {Text: d.Status},
+			{Text: d.Reason}, {Text: d.PaymentIntent, Href: q.link("payments", d.PaymentIntent)}, {Text: q.when(d.CreatedAt)}})
+	}
+	return &pages.Page{Title: q.T("Disputes"), Sections: []pages.Section{{Form: f}, {Table: t, Pager: q.pager(ids, more)}}}, nil
+}
+
 // dashObject shows one checkout session, invoice or subscription with its events and requests.
 func (s *Server) dashObject(q *dashReq, kind, id string) (*pages.Page, error) {
 	p := &pages.Page{Title: id}
@@ -658,6 +685,14 @@ func (s *Server) dashObject(q *dashReq, kind, id string) (*pages.Page, error) {
 				obj = in
 				p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Status"), Value: in.Status}, {Label: q.T("Total"), Value: q.money(in.TotalAmount, in.Currency)},
 					{Label: q.T("Customer"), Value: in.Customer, Href: q.link("customers", in.Customer)}, {Label: q.T("Due date"), Value: q.when(in.DueDate)}}})
+			}
+		case "disputes":
+			var d *domain.Dispute
+			if d, err = tx.FindDisputeByID(q.scope, id); err == nil {
+				obj = d
+				p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Status"), Value: d.Status}, {Label: q.T("Amount"), Value: q.money(d.Amount, d.Currency)},
+					{Label: q.T("Reason"), Value: d.Reason}, {Label: "payment_intent", Value: d.PaymentIntent, Href: q.link("payments", d.PaymentIntent)},
+					{Label: "evidence due_by", Value: q.when(d.EvidenceDetails.DueBy)}}})
 			}
 		case "subscriptions":
 			var sub *domain.Subscription

@@ -94,7 +94,7 @@ func TestAccessibilityDashboard(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	for _, p := range []string{"", "/payments", "/payments/" + pi.Str("id"), "/customers", "/customers/" + cust.Str("id"), "/checkout-sessions", "/invoices",
-		"/subscriptions", "/events", "/webhooks", "/webhooks/" + epID, "/api-keys", "/logs", "/logs/" + logID, "/settings"} {
+		"/subscriptions", "/disputes", "/events", "/webhooks", "/webhooks/" + epID, "/api-keys", "/logs", "/logs/" + logID, "/settings"} {
 		c.do("open "+p, chromedp.Navigate(e.URL()+"/dashboard/test"+p), chromedp.WaitVisible("main h1", chromedp.ByQuery))
 		c.axeCheck(src, "/dashboard/test"+p)
 	}

@@ -373,7 +373,7 @@ func orDash(s string) string {
 
 // objectLink is the dashboard page of an object id, by its prefix ("" when there is none).
 func (q *dashReq) objectLink(id string) string {
-	for prefix, kind := range map[string]string{"pi_": "payments", "cus_": "customers", "cs_": "checkout-sessions", "inv_": "invoices", "sub_": "subscriptions", "evt_": "events", "we_": "webhooks"} {
+	for prefix, kind := range map[string]string{"pi_": "payments", "cus_": "customers", "cs_": "checkout-sessions", "inv_": "invoices", "sub_": "subscriptions", "dp_": "disputes", "evt_": "events", "we_": "webhooks"} {
 		if strings.HasPrefix(id, prefix) {
 			return q.link(kind, id)
 		}

@@ -223,3 +223,21 @@ func TestDashboardOwnerAddsAPerson(t *testing.T) {
 	_, body, _ = owner.post("/dashboard/test/settings/people", url.Values{"email": {"nova@example.com"}, "role": {"viewer"}})
 	is.True(strings.Contains(body, "already belongs"))
 }
+
+func TestDashboardDisputes(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pi, _, dp := e.disputedPayment(e.Test, cardDisputeFraud, 10000)
+	b := e.signedIn(e.Org.ID, "viewer@example.com", domain.RoleViewer)
+	st, body, _ := b.get("/dashboard/test/disputes")
+	is.Equal(st, http.StatusOK)
+	is.True(strings.Contains(body, dp.Str("id")))
+	_, body, _ = b.get("/dashboard/test/disputes?status=won")
+	is.True(!strings.Contains(body, dp.Str("id")))
+	st, body, _ = b.get("/dashboard/test/disputes/" + dp.Str("id"))
+	is.Equal(st, http.StatusOK)
+	is.True(strings.Contains(body, "/dashboard/test/payments/"+pi))
+	is.True(strings.Contains(body, "charge.dispute.created")) // its events
+	st, _, _ = b.get("/dashboard/live/disputes/" + dp.Str("id"))
+	is.Equal(st, http.StatusNotFound)
+}
