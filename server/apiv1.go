@@ -31,6 +31,7 @@ const (
 func (s *Server) core(need string, h http.Handler) http.Handler {
 	withIdem := s.withIdempotency(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
 		info, err := s.authenticateCore(r, need)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -39,10 +40,13 @@ func (s *Server) core(need string, h http.Handler) http.Handler {
 		if sw, ok := w.(*statusWriter); ok {
 			sw.keyIDValue = info.Key.ID
 		}
-		if s.rateLimitedPerMinute(w, r, info.Key) {
-			return
-		}
-		withIdem.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAuth, info)))
+		// The dashboard's request log, as for /v1.
+		s.logRequest(w, r, info.Actor.Scope, info.Key.ID, start, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if s.rateLimitedPerMinute(w, r, info.Key) {
+				return
+			}
+			withIdem.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAuth, info)))
+		}))
 	})
 }
 
