@@ -61,6 +61,7 @@ func TestOpenAPIDocumentsCoverEveryRoute(t *testing.T) {
 	}
 	is := is.New(t)
 	is.True(hasOp(api, "POST", "/api/v1/oauth/token"))
+	is.True(hasOp(v1, "GET", "/v1/openapi.json"))
 	// The checkout object: exactly the documented field list (plus object, url, livemode).
 	co := api["components"].(map[string]any)["schemas"].(map[string]any)["Checkout"].(map[string]any)
 	var fields []string
