@@ -108,7 +108,37 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	log := slog.New(handler)
 
+	// Bind every listener first: a busy port must fail the start before anything is written, so
+	// a first start never creates the bootstrap organization and its key without showing them.
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w (is another troco running? choose another --addr)", cfg.addr, err)
+	}
+	defer ln.Close()
+	var plainLn net.Listener
+	if cfg.httpAddr != "" {
+		if plainLn, err = net.Listen("tcp", cfg.httpAddr); err != nil {
+			return fmt.Errorf("listen %s: %w (choose another --http-addr)", cfg.httpAddr, err)
+		}
+		defer plainLn.Close()
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if cfg.baseURL == "" {
+		host := "localhost"
+		if cfg.autocert != "" {
+			host = strings.Split(cfg.autocert, ",")[0]
+		}
+		cfg.baseURL = fmt.Sprintf("https://%s:%d", host, port)
+		if cfg.autocert != "" && port == 443 {
+			cfg.baseURL = "https://" + host
+		}
+	}
+
 	clk := clock.NewOffset(clock.Real{}, 0)
+	tlsConfig, caPath, acme, err := cfg.tlsConfig(clk.Now())
+	if err != nil {
+		return err
+	}
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
 	if err != nil {
 		return err
@@ -121,6 +151,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	var org *domain.Organization
 	var bootKey *domain.APIKey
+	var unshown string // a bootstrap key of an earlier start that was never shown
 	err = store.Write(ctx, func(tx *db.Tx) error {
 		if err := checkMasterKey(tx, keyring, cfg.dataDir); err != nil {
 			return err
@@ -132,31 +163,26 @@ func serve(ctx context.Context, env Env, args []string) error {
 				clk.Advance(time.Duration(secs) * time.Second)
 			}
 		}
+		if v, ok, err := tx.GetSetting(bootstrapKeyUnshownSetting); err != nil {
+			return err
+		} else if ok {
+			unshown = v
+		}
 		org, bootKey, err = core.Bootstrap(tx, cfg.sandboxKey)
-		return err
+		if err != nil {
+			return err
+		}
+		if bootKey != nil && cfg.sandboxKey == "" {
+			// Cleared once the banner has printed it; a start that dies in between leaves the
+			// mark, and the next start says how to get a key.
+			if err := tx.PutSetting(bootstrapKeyUnshownSetting, bootKey.ID); err != nil {
+				return err
+			}
+		}
+		return recordServeSettings(tx, cfg)
 	})
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", explain(err))
-	}
-
-	tlsConfig, caPath, acme, err := cfg.tlsConfig(clk.Now())
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", cfg.addr, err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	if cfg.baseURL == "" {
-		host := "localhost"
-		if cfg.autocert != "" {
-			host = strings.Split(cfg.autocert, ",")[0]
-		}
-		cfg.baseURL = fmt.Sprintf("https://%s:%d", host, port)
-		if cfg.autocert != "" && port == 443 {
-			cfg.baseURL = "https://" + host
-		}
 	}
 
 	runner := jobs.NewRunner(clk, log)
@@ -186,16 +212,12 @@ func serve(ctx context.Context, env Env, args []string) error {
 		plain = &http.Server{Addr: cfg.httpAddr, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second}
 	}
 
-	// Bind the plain listener before serving anything, so a busy --http-addr fails the start.
-	var plainLn net.Listener
-	if plain != nil {
-		if plainLn, err = net.Listen("tcp", cfg.httpAddr); err != nil {
-			ln.Close()
-			return fmt.Errorf("listen %s: %w", cfg.httpAddr, err)
+	printBanner(env, cfg, org, bootKey, caPath, unshown)
+	if bootKey != nil && cfg.sandboxKey == "" {
+		if err := store.Write(ctx, func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
+			return err
 		}
 	}
-
-	printBanner(env, cfg, org, bootKey, caPath)
 	runner.Start()
 	defer runner.Stop()
 	dispatcher.Start()
@@ -315,14 +337,17 @@ func httpsRequired(baseURL string) http.Handler {
 	})
 }
 
-func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domain.APIKey, caPath string) {
+func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domain.APIKey, caPath, unshown string) {
 	w := env.Stdout
-	fmt.Fprintf(w, "troco listening on %s\n", cfg.baseURL)
+	fmt.Fprintf(w, "troco %s listening on %s\n", Version, cfg.baseURL)
 	if caPath != "" {
 		fmt.Fprintf(w, "local CA certificate: %s (use: curl --cacert %s ...)\n", caPath, caPath)
 	}
 	if org != nil {
-		fmt.Fprintf(w, "bootstrap organization: %s (%s)\n", org.ID, org.ActivationStatus)
+		fmt.Fprintf(w, "bootstrap organization: %s %q (%s)\n", org.ID, org.Name, org.ActivationStatus)
+	}
+	if unshown != "" && org != nil {
+		fmt.Fprintf(w, "the test key created at the first start (%s) was never shown; create one with:\n  troco key create --org %s --env test --db %s\n", unshown, org.ID, cfg.dbPath)
 	}
 	if key == nil {
 		return
@@ -366,6 +391,31 @@ func checkMasterKey(tx *db.Tx, k *secrets.Keyring, dataDir string) error {
 	}
 	if _, err := k.Open(sealed); err != nil {
 		return fmt.Errorf("%s in %s is not the master key this database was served with: restore that file (it seals the stored webhook secrets) or point --data-dir at the directory that holds it", secrets.MasterKeyFile, dataDir)
+	}
+	return nil
+}
+
+// bootstrapKeyUnshownSetting holds the id of the bootstrap test key between the transaction that
+// creates it and the banner that shows it.
+const bootstrapKeyUnshownSetting = "bootstrap_key_unshown"
+
+// The settings serve records at each start, so that `troco trigger` and the administration
+// commands build the same hosted-page URLs and delays as the running server.
+const (
+	serveBaseURLSetting  = "serve_base_url"
+	serveSimDelaySetting = "serve_sim_delay"
+	serveDataDirSetting  = "serve_data_dir"
+)
+
+func recordServeSettings(tx *db.Tx, cfg *serveConfig) error {
+	dir := cfg.dataDir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for k, v := range map[string]string{serveBaseURLSetting: cfg.baseURL, serveSimDelaySetting: cfg.simDelay.String(), serveDataDirSetting: dir} {
+		if err := tx.PutSetting(k, v); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ type Organization struct {
 	ID                string            `json:"id"`
 	Object            string            `json:"object"`
 	Name              string            `json:"name"`
+	DisplayName       *string           `json:"display_name"`
 	Livemode          bool              `json:"livemode"`
 	ActivationStatus  string            `json:"activation_status"`
 	Document          *string           `json:"document"`
@@ -62,4 +63,13 @@ type Address struct {
 // PlatformActive reports whether the organization is a platform allowed to hold platform keys.
 func (o *Organization) PlatformActive() bool {
 	return o.Platform != nil && o.ActivationStatus == ActivationActive && o.SplitRulesConfigured
+}
+
+// ShownName is the name buyers see (checkout, PIX code, boleto): the display name when set, else
+// the (legal) name.
+func (o *Organization) ShownName() string {
+	if o.DisplayName != nil && *o.DisplayName != "" {
+		return *o.DisplayName
+	}
+	return o.Name
 }
