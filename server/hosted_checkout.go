@@ -227,7 +227,7 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 	paths := hostedPaths{id: cs.ID, secret: cs.ClientSecret, lang: langParam}
 	c := &pages.Checkout{
 		Lang: lang, State: hostedState(cs, v.pi), Livemode: cs.Livemode, SessionID: cs.ID,
-		Brand: mergeBrand(v.org.Name, v.brand, cs.Branding), Template: "minimal",
+		Brand: mergeBrand(v.org.ShownName(), v.brand, cs.Branding), Template: "minimal",
 		Mode: cs.Mode, SubmitType: cs.SubmitType, Subtotal: cs.SubtotalAmount, Discount: cs.DiscountAmount, Tax: cs.TaxAmount, Total: cs.TotalAmount,
 		Methods: cs.PaymentMethodTypes, RequireBillingAddress: cs.RequireBillingAddress, RequireDocument: cs.RequireDocument, RequirePhone: cs.RequirePhone,
 		PaymentMethodCollection: cs.PaymentMethodCollection, BoletoDays: checkout.DefaultBoletoDays,

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -35,7 +34,7 @@ func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.T
 		})
 		switch {
 		case opErr == nil && spErr == nil:
-			b, err := json.Marshal(result)
+			b, err := domain.MarshalJSON(result)
 			if err != nil {
 				return err
 			}

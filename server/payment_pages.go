@@ -143,7 +143,7 @@ func boletoPage(pi *domain.PaymentIntent, org *domain.Organization) (pages.Payme
 	if d, err := boleto.ParseDate(b.DueDate); err == nil {
 		due = d.Time().Format("02/01/2006")
 	}
-	p := pages.PaymentBoletoPage{Livemode: pi.Livemode, Payee: org.Name, Amount: formatBRL(pi.Amount), DueDate: due, DigitableLine: line,
+	p := pages.PaymentBoletoPage{Livemode: pi.Livemode, Payee: org.ShownName(), Amount: formatBRL(pi.Amount), DueDate: due, DigitableLine: line,
 		BarcodeSVG: svg, Reference: pi.ID}
 	if n := pi.Buyer.Name; n != nil {
 		p.PayerName = *n

@@ -1,5 +1,7 @@
 package domain
 
+import "strings"
+
 // Organization activation statuses of SPEC 2.9.
 const (
 	ActivationNotSubmitted = "not_submitted"
@@ -65,10 +67,13 @@ func (o *Organization) PlatformActive() bool {
 	return o.Platform != nil && o.ActivationStatus == ActivationActive && o.SplitRulesConfigured
 }
 
-// ShownName is the name buyers see (checkout, PIX code, boleto): the display name when set, else
-// the (legal) name.
+// ShownName is the name buyers see (checkout, PIX code, boleto): the organization's checkout
+// branding display name, else its display name, else its (legal) name.
 func (o *Organization) ShownName() string {
-	if o.DisplayName != nil && *o.DisplayName != "" {
+	if b := o.CheckoutSettings.Branding.DisplayName; b != nil && strings.TrimSpace(*b) != "" {
+		return *b
+	}
+	if o.DisplayName != nil && strings.TrimSpace(*o.DisplayName) != "" {
 		return *o.DisplayName
 	}
 	return o.Name

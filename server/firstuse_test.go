@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"troco/server/pix"
+)
+
+// Checkout sessions accept an inline price_data (Stripe's shape): the price and product are
+// created archived with the session; bad combinations name the parameter.
+func TestCheckoutSessionInlinePriceData(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	r := e.coSession(e.Test, map[string]any{"line_items": []any{map[string]any{"quantity": 2,
+		"price_data": map[string]any{"currency": "brl", "unit_amount": 4990, "product_data": map[string]any{"name": "Camiseta <azul>", "description": "Algodão"}}}}})
+	is.Equal(r.Body["total_amount"], float64(9980))
+	items := r.Body["line_items"].([]any)
+	price := items[0].(map[string]any)["price"].(map[string]any)
+	is.Equal(price["is_active"], false) // archived: belongs to the session
+	is.Equal(price["unit_amount"], float64(4990))
+	prodID := price["product"].(string)
+	p := e.Do("GET", "/v1/products/"+prodID, e.Test, nil)
+	is.Equal(p.Status, 200)
+	is.Equal(p.Body["name"], "Camiseta <azul>")
+	is.True(bytes.Contains(p.Raw, []byte(`"Camiseta <azul>"`))) // JSON is not HTML-escaped
+	is.Equal(p.Body["is_active"], false)
+	// Not offered elsewhere: an archived price cannot be named in another session.
+	bad := e.Do("POST", "/v1/checkout-sessions", e.Test, map[string]any{"line_items": []any{map[string]any{"price": price["id"]}}})
+	is.Equal(bad.Status, 400)
+
+	// For an existing product, and recurring.
+	prod := e.Do("POST", "/v1/products", e.Test, map[string]any{"name": "Plano"})
+	r = e.coSession(e.Test, map[string]any{"line_items": []any{map[string]any{
+		"price_data": map[string]any{"currency": "brl", "unit_amount": 1990, "product": prod.Str("id"), "recurring": map[string]any{"interval": "month"}}}}})
+	is.Equal(r.Body["mode"], "subscription")
+
+	for _, c := range []struct {
+		item  map[string]any
+		param string
+	}{
+		{map[string]any{"price": price["id"], "price_data": map[string]any{"currency": "brl", "unit_amount": 1, "product": prod.Str("id")}}, "line_items[0][price_data]"},
+		{map[string]any{"price_data": map[string]any{"currency": "brl", "unit_amount": 1}}, "line_items[0][price_data][product]"},
+		{map[string]any{"price_data": map[string]any{"currency": "brl", "product": prod.Str("id")}}, "line_items[0][price_data][unit_amount]"},
+		{map[string]any{"price_data": map[string]any{"currency": "brl", "unit_amount": 1, "product_data": map[string]any{"name": " "}}}, "line_items[0][price_data][product_data][name]"},
+		{map[string]any{"price_data": map[string]any{"currency": "brl", "unit_amount": 1, "product": "prod_nope"}}, "line_items[0][price_data][product]"},
+		{map[string]any{"price_data": map[string]any{"currency": "brl", "unit_amount": 1, "product": prod.Str("id"), "colour": "red"}}, "line_items[0][price_data][colour]"},
+	} {
+		r := e.Do("POST", "/v1/checkout-sessions", e.Test, map[string]any{"line_items": []any{c.item}})
+		if r.Status < 400 || r.ErrParam() != c.param {
+			t.Errorf("%v: %d %s, want param %s", c.item, r.Status, r.Raw, c.param)
+		}
+	}
+	// Payment links name prices only.
+	l := e.Do("POST", "/v1/payment-links", e.Test, map[string]any{"line_items": []any{map[string]any{"price_data": map[string]any{"currency": "brl", "unit_amount": 1, "product": prod.Str("id")}}}})
+	is.Equal(l.Status, 400)
+	is.Equal(l.ErrParam(), "line_items[0][price_data]")
+}
+
+// Error messages read as written: no \u003c for <.
+func TestJSONIsNotHTMLEscaped(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	r := e.Do("GET", "/v1/customers", "", nil)
+	is.Equal(r.Status, 401)
+	is.True(!bytes.Contains(r.Raw, []byte(`\u003c`)))
+	is.True(!bytes.Contains(r.Raw, []byte(`\u0026`)))
+	c := e.Do("POST", "/v1/customers", e.Test, map[string]any{"name": "Ana & <Bia>"})
+	is.True(bytes.Contains(c.Raw, []byte(`"Ana & <Bia>"`)))
+}
+
+// The display name is what buyers see: the checkout page, the PIX code's merchant name and the
+// boleto; an update with "" clears it (the name is shown again).
+func TestOrganizationDisplayName(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	u := e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"display_name": "Loja da Ana"})
+	is.Equal(u.Status, 200)
+	is.Equal(u.Str("display_name"), "Loja da Ana")
+	is.Equal(u.Str("name"), "Acme Ltda")
+	long := e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"display_name": strings.Repeat("a", 101)})
+	is.Equal(long.Status, 400)
+	is.Equal(long.ErrParam(), "display_name")
+
+	cs := e.coSimple(e.Test, nil)
+	b := e.newBrowser(t)
+	pg := b.get(sessionPath(t, cs.Str("url")))
+	is.True(strings.Contains(pg.Body, "Loja da Ana"))
+	is.True(!strings.Contains(pg.Body, "Acme Ltda"))
+
+	pi := e.Do("POST", "/v1/payment-intents", e.Test, map[string]any{"amount": 1000, "currency": "brl"})
+	conf := e.Do("POST", "/v1/payment-intents/"+pi.Str("id")+"/confirm", e.Test, map[string]any{"payment_method_type": "pix", "customer_email": "ana@example.com"})
+	is.Equal(conf.Status, 200)
+	code, _ := dig(conf.Body, "next_action.pix.code").(string)
+	if code == "" {
+		t.Fatalf("no PIX code: %s", conf.Raw)
+	}
+	parsed, err := pix.Parse(code)
+	is.NoErr(err)
+	is.Equal(parsed.MerchantName, "Loja da Ana")
+
+	u = e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"display_name": ""})
+	is.Equal(u.Body["display_name"], nil)
+}
