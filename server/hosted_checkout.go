@@ -706,18 +706,23 @@ func (s *Server) handleHostedBoleto() http.Handler {
 			return
 		}
 		c := s.checkoutView(r, v, lang, langParam, "")
-		if c.Boleto == nil {
+		if c.Boleto == nil || v.pi == nil || v.pi.PaymentData == nil || v.pi.PaymentData.Boleto == nil {
 			s.renderMessage(w, r, http.StatusNotFound, pages.StateNotFound)
 			return
 		}
-		payer := ""
-		if v.cs.CustomerName != nil {
-			payer = *v.cs.CustomerName
+		p, err := boletoPage(v.pi, v.org)
+		if err != nil {
+			s.hostedFailure(w, r, err)
+			return
 		}
-		if v.cs.CustomerDocument != nil {
-			payer += " · " + *v.cs.CustomerDocument
+		if c.Brand.Name != v.org.ShownName() { // the session's branding names the seller
+			p.Payee = c.Brand.Name
 		}
-		s.render(w, r, http.StatusOK, pages.BoletoPrint(c, strings.TrimPrefix(payer, " · ")))
+		if p.PayerName == "" && v.cs.CustomerName != nil {
+			p.PayerName = *v.cs.CustomerName
+		}
+		p.BackURL, p.BackLabel = c.PageURL, c.Lang.T("print_back")
+		s.render(w, r, http.StatusOK, pages.PaymentBoleto(p))
 	})
 }
 
@@ -785,6 +790,16 @@ func (s *Server) handlePaymentLinkOpen() http.Handler {
 }
 
 // handleCheckoutAsset serves the hosted checkout's CSS and script.
+// handleFavicon serves troco's icon to the browsers of hosted pages.
+func handleFavicon() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = w.Write(static.FaviconSVG)
+	})
+}
+
 func (s *Server) handleCheckoutAsset() http.Handler {
 	type asset struct {
 		body []byte

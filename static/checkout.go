@@ -14,3 +14,8 @@ var CheckoutCSS []byte
 //
 //go:embed checkout.js
 var CheckoutJS []byte
+
+// FaviconSVG is troco's icon, served at /favicon.svg (and /favicon.ico) for every hosted page.
+//
+//go:embed favicon.svg
+var FaviconSVG []byte
