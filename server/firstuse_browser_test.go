@@ -97,3 +97,18 @@ func TestBrowserBoletoDocument(t *testing.T) {
 	is.True(groupsWhole) // the digitable line breaks only between groups
 	is.True(fits)        // nothing wider than the phone
 }
+
+// The page a buyer sees on a live session of an organization that cannot take payments yet.
+func TestBrowserCheckoutNotYetActive(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"display_name": "Loja da Ana"})
+	price := e.coPrice(e.Live, "Camiseta", 10000, nil)
+	s := e.coSession(e.Live, map[string]any{"line_items": []any{map[string]any{"price": price, "quantity": 2}}, "cancel_url": "https://loja.example/carrinho"})
+	br.do("open", chromedp.Navigate(s.Str("url")), chromedp.WaitVisible(tid("page-not-active"), chromedp.ByQuery))
+	is.True(!br.has("pay-button"))
+	is.True(!br.has("sandbox-banner"))
+	is.True(strings.Contains(br.text("page-not-active"), "Loja da Ana ainda está concluindo o cadastro"))
+	br.shootAs("checkout-not-active", false)
+}

@@ -105,3 +105,54 @@ func TestOrganizationDisplayName(t *testing.T) {
 	u = e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"display_name": ""})
 	is.Equal(u.Body["display_name"], nil)
 }
+
+// A live session of an organization that cannot take payments yet shows a page saying so (with
+// the store's link when there is one), never a form whose button cannot work.
+func TestHostedCheckoutNotYetActive(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t) // the organization is not_submitted in live mode
+	price := e.coPrice(e.Live, "Camiseta", 10000, nil)
+	s := e.coSession(e.Live, map[string]any{"line_items": []any{map[string]any{"price": price}}, "cancel_url": "https://loja.example/carrinho"})
+	b := e.newBrowser(t)
+	p := b.get(s.Str("url"))
+	is.Equal(p.Status, 200)
+	is.True(p.testID("page-not-active"))
+	is.True(!p.testID("pay-button"))
+	is.True(strings.Contains(p.Body, "Acme Ltda ainda está concluindo o cadastro"))
+	is.True(strings.Contains(p.Body, `href="https://loja.example/carrinho"`))
+
+	// Once active, a new session shows the form (a session keeps the methods it was created with).
+	e.setActivation("active")
+	s = e.coSession(e.Live, map[string]any{"line_items": []any{map[string]any{"price": price}}})
+	p = b.get(s.Str("url"))
+	is.True(p.testID("pay-button"))
+	is.True(!p.testID("page-not-active"))
+}
+
+// Without cancel_url there is no "Voltar à loja" (it led nowhere); a PIX success says how it was
+// paid, as a card success does.
+func TestHostedCheckoutNoDeadEndAndPaidWith(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	s := e.coSimple(e.Test, nil)
+	b := e.newBrowser(t)
+	p := b.get(s.Str("url"))
+	is.True(p.testID("pay-button"))
+	is.True(!p.testID("cancel-link"))
+	is.True(!strings.Contains(p.Body, "Voltar à loja"))
+
+	f := p.hidden()
+	f.Set("customer_email", "succeed_immediately@example.com")
+	f.Set("customer_name", "Ana Souza")
+	f.Set("payment_method_type", "pix")
+	r := b.post("/checkout/"+s.Str("id")+"/confirm", f)
+	is.Equal(r.Status, 303)
+	done := b.get(r.Location)
+	is.True(done.testID("success"))
+	is.Equal(done.textOf("paid-with"), "Pago com PIX.")
+
+	fav := b.get("/favicon.ico")
+	is.Equal(fav.Status, 200)
+	is.Equal(fav.Header.Get("Content-Type"), "image/svg+xml")
+	is.True(strings.Contains(p.Body, `rel="icon"`))
+}

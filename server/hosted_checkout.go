@@ -251,10 +251,8 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 	if !cs.Livemode {
 		c.SimulateURL = checkout.HostedPath(cs.ID) + "/simulate"
 	}
-	if cs.CancelURL != nil {
+	if cs.CancelURL != nil { // without one there is no store to go back to: no "back" link
 		c.CancelURL = *cs.CancelURL
-	} else if c.State == pages.StateOpen {
-		c.CancelURL = paths.canceled()
 	}
 	if cs.CustomerEmail != nil {
 		c.CustomerEmail = *cs.CustomerEmail
@@ -326,6 +324,14 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 	}
 	if (c.State == pages.StateWaitingPix && c.Pix == nil) || (c.State == pages.StateWaitingBoleto && c.Boleto == nil) {
 		c.State = pages.StateProcessing
+	}
+	if c.State == pages.StateOpen && cs.Livemode && len(c.Methods) == 0 && c.CollectPayment() {
+		// A live session of an organization that cannot take payments yet: say so instead of a
+		// form whose button cannot work.
+		c.State = pages.StateNotActive
+	}
+	if c.State == pages.StateSuccess && c.Card == nil && v.pi != nil && v.pi.PaymentMethodType != nil {
+		c.PaidWith = *v.pi.PaymentMethodType
 	}
 	return c
 }
