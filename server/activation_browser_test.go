@@ -103,7 +103,7 @@ func TestActivationBrowser(t *testing.T) {
 	step("representative",
 		chromedp.SetValue(`#f-rep_name`, "Ana Paula Ferreira", q),
 		chromedp.SetValue(`#f-rep_document`, "529.982.247-25", q),
-		chromedp.SetValue(`#f-rep_birth_date`, "1984-07-09", q),
+		chromedp.SendKeys(`#f-rep_birth_date`, "09/07/1984", q),
 		chromedp.Click(`[data-testid="activation-next"]`, q),
 		chromedp.WaitVisible(`#f-postal_code`, q),
 		activationShot(t, "activation-address-desktop"), // prefilled from the organization

@@ -156,3 +156,62 @@ func TestHostedCheckoutNoDeadEndAndPaidWith(t *testing.T) {
 	is.Equal(fav.Header.Get("Content-Type"), "image/svg+xml")
 	is.True(strings.Contains(p.Body, `rel="icon"`))
 }
+
+// Submitting the activation form records the legal name but never changes what buyers see: an
+// organization's display name stays; without one, the trade name becomes it.
+func TestActivationKeepsTheDisplayName(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	p := newActPlatform(e, "Plataforma")
+	withName := p.connect("Loja da Ana", "11.222.333/0001-81")
+	u := e.Do("POST", "/v1/organizations/"+withName, p.Test, map[string]any{"display_name": "Ana Modas"}, "Organization", withName)
+	is.Equal(u.Status, 200)
+	p.activate(withName)
+	o := e.org(p.Test, withName)
+	is.Equal(o.Str("name"), "Loja Teste Ltda")  // the legal name of the form
+	is.Equal(o.Str("display_name"), "Ana Modas") // unchanged
+
+	without := p.connect("Bazar", "111.444.777-35")
+	p.activate(without)
+	o = e.org(p.Test, without)
+	is.Equal(o.Str("name"), "Loja Teste Ltda")
+	is.Equal(o.Str("display_name"), "Loja Teste") // the form's nome fantasia
+}
+
+// The activation form's birth date is a DD/MM/AAAA text field whatever the browser's locale, and
+// the bank is chosen from the COMPE list; what was saved is shown that way again.
+func TestActivationFormDateAndBankList(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	p := newActPlatform(e, "Plataforma")
+	org := p.connect("Loja", "11.444.777/0001-61")
+	r := p.session(p.Test, org)
+	is.Equal(r.Status, 200)
+	s := e.newSeller()
+	o := s.open(r.Str("url"))
+	is.Equal(o.Status, 303)
+	rep := s.get(o.Location + "?step=representative")
+	is.True(strings.Contains(rep.Body, `id="f-rep_birth_date"`))
+	is.True(strings.Contains(rep.Body, `placeholder="DD/MM/AAAA"`))
+	is.True(!strings.Contains(rep.Body, `type="date"`))
+	f := map[string]string{"rep_name": "Maria da Silva", "rep_document": "529.982.247-25", "rep_birth_date": "12/04/1985",
+		"csrf_token": rep.csrf(), "step": "representative", "action": "next"}
+	next := s.post(o.Location, f, nil)
+	is.Equal(next.Status, 303)
+	back := s.get(o.Location + "?step=representative")
+	is.True(strings.Contains(back.Body, `value="12/04/1985"`)) // shown as typed, Brazilian order
+
+	bank := s.get(o.Location + "?step=bank")
+	is.True(strings.Contains(bank.Body, `list="f-bank_code-list"`))
+	is.True(strings.Contains(bank.Body, `<option value="341 · Itaú Unibanco">`))
+	f = map[string]string{"bank_code": "999", "branch": "0001", "account_number": "12345-6", "account_type": "checking",
+		"csrf_token": bank.csrf(), "step": "bank", "action": "next"}
+	bad := s.post(o.Location, f, nil)
+	is.Equal(bad.Status, 422)
+	is.True(strings.Contains(bad.Body, "Escolha o banco na lista"))
+	f["bank_code"], f["csrf_token"] = "341 · Itaú Unibanco", bad.csrf()
+	ok := s.post(o.Location, f, nil)
+	is.Equal(ok.Status, 303)
+	again := s.get(o.Location + "?step=bank")
+	is.True(strings.Contains(again.Body, `value="341 · Itaú Unibanco"`))
+}
