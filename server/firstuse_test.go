@@ -168,7 +168,7 @@ func TestActivationKeepsTheDisplayName(t *testing.T) {
 	is.Equal(u.Status, 200)
 	p.activate(withName)
 	o := e.org(p.Test, withName)
-	is.Equal(o.Str("name"), "Loja Teste Ltda")  // the legal name of the form
+	is.Equal(o.Str("name"), "Loja Teste Ltda")   // the legal name of the form
 	is.Equal(o.Str("display_name"), "Ana Modas") // unchanged
 
 	without := p.connect("Bazar", "111.444.777-35")
