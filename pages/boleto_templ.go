@@ -323,7 +323,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</title><style>\n\t\t\t\t* { box-sizing: border-box; }\n\t\t\t\tbody { font-family: Arial, Helvetica, system-ui, sans-serif; color: #111; margin: 0; background: #eef0f2; }\n\t\t\t\tmain { max-width: 194mm; margin: 16px auto; background: #fff; padding: 8mm; }\n\t\t\t\t.sandbox { background: #fde047; color: #422006; padding: 8px 12px; font-weight: 700; margin: 0 0 10px; font-size: 14px; }\n\t\t\t\t.notice { background: #fee2e2; color: #7f1d1d; padding: 8px 12px; margin: 0 0 10px; font-weight: 700; }\n\t\t\t\t.part-title { font-size: 11px; font-weight: 700; text-transform: uppercase; text-align: right; margin: 0 0 2px; letter-spacing: .3px; }\n\t\t\t\t.head { display: flex; align-items: flex-end; border-bottom: 2px solid #111; padding-bottom: 3px; gap: 10px; }\n\t\t\t\t.bank { display: flex; align-items: flex-end; gap: 10px; flex: none; }\n\t\t\t\t.bank-name { font-weight: 700; font-size: 20px; padding-right: 10px; border-right: 2px solid #111; line-height: 1.1; }\n\t\t\t\t.bank-code { font-weight: 700; font-size: 22px; padding-right: 10px; border-right: 2px solid #111; line-height: 1.1; }\n\t\t\t\t.head .line { font-family: \"Courier New\", ui-monospace, monospace; font-weight: 700; font-size: 14px; text-align: right; flex: 1; line-height: 1.3; }\n\t\t\t\t.head .title { flex: 1; text-align: right; font-weight: 700; font-size: 15px; }\n\t\t\t\t.grp { white-space: nowrap; }\n\t\t\t\t.grid { display: grid; grid-template-columns: repeat(5, minmax(0, 1fr)) minmax(0, 1.5fr); border-left: 1px solid #111; }\n\t\t\t\t.cell { border-right: 1px solid #111; border-bottom: 1px solid #111; padding: 2px 5px 3px; min-height: 9.5mm; display: flex; flex-direction: column; min-width: 0; }\n\t\t\t\t.lbl { font-size: 9px; color: #333; line-height: 1.2; }\n\t\t\t\t.val { font-size: 12.5px; line-height: 1.3; overflow-wrap: anywhere; }\n\t\t\t\t.right .val { text-align: right; }\n\t\t\t\t.strong .val { font-weight: 700; }\n\t\t\t\t.s2 { grid-column: span 2; } .s3 { grid-column: span 3; } .s4 { grid-column: span 4; } .s5 { grid-column: span 5; } .s6 { grid-column: span 6; }\n\t\t\t\t.tall { min-height: 27mm; }\n\t\t\t\t.instructions { margin: 0; padding-left: 0; list-style: none; font-size: 12px; }\n\t\t\t\t.instructions li { margin: 1px 0; }\n\t\t\t\t.payer .val > span { display: block; }\n\t\t\t\t.mech { font-size: 9px; text-align: right; margin: 2px 0 0; }\n\t\t\t\t.barcode { margin: 6px 0 0; padding: 0; }\n\t\t\t\t.barcode svg { display: block; width: 103mm; max-width: 100%; height: 13mm; }\n\t\t\t\t.cut { border: 0; border-top: 1px dashed #555; margin: 7mm 0 1mm; }\n\t\t\t\t.cut-label { font-size: 9px; color: #555; text-align: right; margin: 0 0 5mm; }\n\t\t\t\t.actions { margin-top: 18px; display: flex; gap: 16px; align-items: center; flex-wrap: wrap; }\n\t\t\t\tbutton { font-size: 15px; padding: 9px 18px; border-radius: 6px; border: 1px solid #111; background: #111; color: #fff; cursor: pointer; }\n\t\t\t\t.actions a { color: #0a5c46; }\n\t\t\t\t@media (max-width: 640px) {\n\t\t\t\t\tmain { margin: 0; padding: 12px; }\n\t\t\t\t\t.head { flex-wrap: wrap; }\n\t\t\t\t\t.head .line, .head .title { flex-basis: 100%; text-align: left; font-size: 15px; }\n\t\t\t\t\t.grid { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); grid-auto-flow: dense; }\n\t\t\t\t\t.cell { grid-column: span 1; }\n\t\t\t\t\t.s3, .s4, .s5, .s6, .wide, .ph-wide { grid-column: 1 / -1; }\n\t\t\t\t\t.ph-hide { display: none; }\n\t\t\t\t\t.tall { min-height: 0; }\n\t\t\t\t\t.barcode svg { width: 100%; height: 16mm; }\n\t\t\t\t}\n\t\t\t\t@media print {\n\t\t\t\t\t@page { size: A4; margin: 8mm; }\n\t\t\t\t\tbody { background: #fff; }\n\t\t\t\t\tmain { margin: 0; padding: 0; max-width: none; }\n\t\t\t\t\t.actions { display: none; }\n\t\t\t\t\t.sandbox, .notice { -webkit-print-color-adjust: exact; print-color-adjust: exact; }\n\t\t\t\t}\n\t\t\t</style></head><body><main data-testid=\"boleto-page\"><div data-testid=\"boleto-print-view\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</title><link rel=\"stylesheet\" href=\"/checkout-assets/boleto.css\"><script src=\"/checkout-assets/checkout.js\" defer></script></head><body><main data-testid=\"boleto-page\"><div data-testid=\"boleto-print-view\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -341,7 +341,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var16 string
 			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(b.Notice)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 148, Col: 62}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 98, Col: 62}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 			if templ_7745c5c3_Err != nil {
@@ -379,7 +379,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var18 string
 			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(b.Payee)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 157, Col: 17}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 107, Col: 17}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 			if templ_7745c5c3_Err != nil {
@@ -406,7 +406,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var20 string
 			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayeeDocument)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 160, Col: 25}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 110, Col: 25}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 			if templ_7745c5c3_Err != nil {
@@ -433,7 +433,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var22 string
 			templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(b.DueDate)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 163, Col: 19}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 113, Col: 19}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 			if templ_7745c5c3_Err != nil {
@@ -460,7 +460,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var24 string
 			templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayerName)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 166, Col: 21}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 116, Col: 21}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 			if templ_7745c5c3_Err != nil {
@@ -487,7 +487,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var26 string
 			templ_7745c5c3_Var26, templ_7745c5c3_Err = templ.JoinStringErrs(b.DocumentNumber)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 169, Col: 26}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 119, Col: 26}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var26))
 			if templ_7745c5c3_Err != nil {
@@ -514,7 +514,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var28 string
 			templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(b.NossoNumero)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 172, Col: 23}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 122, Col: 23}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
 			if templ_7745c5c3_Err != nil {
@@ -541,7 +541,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var30 string
 			templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(b.Amount)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 175, Col: 18}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 125, Col: 18}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
 			if templ_7745c5c3_Err != nil {
@@ -584,7 +584,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var32 string
 			templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(b.PaymentPlace)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 189, Col: 24}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 139, Col: 24}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var32))
 			if templ_7745c5c3_Err != nil {
@@ -615,7 +615,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var34 string
 			templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(b.DueDate)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 192, Col: 55}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 142, Col: 55}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
 			if templ_7745c5c3_Err != nil {
@@ -650,7 +650,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var36 string
 			templ_7745c5c3_Var36, templ_7745c5c3_Err = templ.JoinStringErrs(b.Payee)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 195, Col: 50}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 145, Col: 50}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var36))
 			if templ_7745c5c3_Err != nil {
@@ -664,7 +664,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 				var templ_7745c5c3_Var37 string
 				templ_7745c5c3_Var37, templ_7745c5c3_Err = templ.JoinStringErrs(" · CNPJ/CPF ")
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 197, Col: 26}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 147, Col: 26}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var37))
 				if templ_7745c5c3_Err != nil {
@@ -677,7 +677,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 				var templ_7745c5c3_Var38 string
 				templ_7745c5c3_Var38, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayeeDocument)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 197, Col: 87}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 147, Col: 87}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var38))
 				if templ_7745c5c3_Err != nil {
@@ -727,7 +727,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var40 string
 			templ_7745c5c3_Var40, templ_7745c5c3_Err = templ.JoinStringErrs(b.NossoNumero)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 205, Col: 63}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 155, Col: 63}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var40))
 			if templ_7745c5c3_Err != nil {
@@ -758,7 +758,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var42 string
 			templ_7745c5c3_Var42, templ_7745c5c3_Err = templ.JoinStringErrs(b.DocumentDate)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 208, Col: 24}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 158, Col: 24}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var42))
 			if templ_7745c5c3_Err != nil {
@@ -789,7 +789,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var44 string
 			templ_7745c5c3_Var44, templ_7745c5c3_Err = templ.JoinStringErrs(b.DocumentNumber)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 211, Col: 69}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 161, Col: 69}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var44))
 			if templ_7745c5c3_Err != nil {
@@ -864,7 +864,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var48 string
 			templ_7745c5c3_Var48, templ_7745c5c3_Err = templ.JoinStringErrs(b.DocumentDate)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 220, Col: 24}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 170, Col: 24}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var48))
 			if templ_7745c5c3_Err != nil {
@@ -895,7 +895,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var50 string
 			templ_7745c5c3_Var50, templ_7745c5c3_Err = templ.JoinStringErrs(b.Amount)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 223, Col: 52}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 173, Col: 52}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var50))
 			if templ_7745c5c3_Err != nil {
@@ -923,7 +923,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var51 string
 			templ_7745c5c3_Var51, templ_7745c5c3_Err = templ.JoinStringErrs(in)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 229, Col: 18}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 179, Col: 18}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var51))
 			if templ_7745c5c3_Err != nil {
@@ -979,7 +979,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var54 string
 			templ_7745c5c3_Var54, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayerName)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 237, Col: 62}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 187, Col: 62}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var54))
 			if templ_7745c5c3_Err != nil {
@@ -993,7 +993,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 				var templ_7745c5c3_Var55 string
 				templ_7745c5c3_Var55, templ_7745c5c3_Err = templ.JoinStringErrs(" · CPF/CNPJ ")
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 239, Col: 27}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 189, Col: 27}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var55))
 				if templ_7745c5c3_Err != nil {
@@ -1006,7 +1006,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 				var templ_7745c5c3_Var56 string
 				templ_7745c5c3_Var56, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayerDocument)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 239, Col: 82}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 189, Col: 82}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var56))
 				if templ_7745c5c3_Err != nil {
@@ -1049,7 +1049,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "</figure></section></div><form class=\"actions\" onsubmit=\"window.print(); return false;\"><button type=\"submit\" data-testid=\"print-button\">Imprimir boleto</button><noscript>Use o comando Imprimir do navegador (Ctrl+P).</noscript>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "</figure></section></div><p class=\"actions\"><button type=\"button\" data-print hidden data-testid=\"print-button\">Imprimir boleto</button><noscript>Para imprimir, use o comando Imprimir do navegador (Ctrl+P).</noscript>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1061,7 +1061,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var57 templ.SafeURL
 			templ_7745c5c3_Var57, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(b.BackURL))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 259, Col: 40}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 209, Col: 40}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var57))
 			if templ_7745c5c3_Err != nil {
@@ -1074,7 +1074,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var58 string
 			templ_7745c5c3_Var58, templ_7745c5c3_Err = templ.JoinStringErrs(b.BackLabel)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 259, Col: 82}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 209, Col: 82}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var58))
 			if templ_7745c5c3_Err != nil {
@@ -1085,7 +1085,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "</form></main></body></html>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "</p></main></body></html>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -96,6 +96,28 @@ func TestBrowserBoletoDocument(t *testing.T) {
 		chromedp.Evaluate(`document.documentElement.scrollWidth <= window.innerWidth`, &fits))
 	is.True(groupsWhole) // the digitable line breaks only between groups
 	is.True(fits)        // nothing wider than the phone
+
+	// The checkout's print view is the same document, styled under the checkout's CSP too.
+	cs := e.coSimple(e.Test, nil)
+	b := e.newBrowser(t)
+	form := b.get(sessionPath(t, cs.Str("url"))).hidden()
+	for k, v := range coBoleto("bia@example.com") {
+		if s, ok := v.(string); ok {
+			form.Set(k, s)
+		}
+	}
+	for k, v := range coBoleto("")["billing_address"].(map[string]any) {
+		form.Set(k, v.(string))
+	}
+	is.Equal(b.post("/checkout/"+cs.Str("id")+"/confirm", form).Status, 303)
+	var styled, printable bool
+	br.do("checkout print view", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(e.URL()+"/checkout/"+cs.Str("id")+"/boleto?secret="+cs.Str("client_secret")),
+		chromedp.WaitVisible(tid("boleto-slip"), chromedp.ByQuery),
+		chromedp.Evaluate(`getComputedStyle(document.querySelector('.grid')).display === 'grid'`, &styled),
+		chromedp.Evaluate(`!document.querySelector('[data-testid="print-button"]').hidden`, &printable))
+	is.True(styled)    // the stylesheet loads (no inline style for the CSP to block)
+	is.True(printable) // the print button works with the page's script
+	is.True(br.has("boleto-back"))
 }
 
 // The page a buyer sees on a live session of an organization that cannot take payments yet.

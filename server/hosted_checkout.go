@@ -816,7 +816,8 @@ func (s *Server) handleCheckoutAsset() http.Handler {
 		sum := sha256.Sum256(b)
 		return asset{body: b, ct: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 	}
-	assets := map[string]asset{"checkout.css": mk(static.CheckoutCSS, "text/css; charset=utf-8"), "checkout.js": mk(static.CheckoutJS, "text/javascript; charset=utf-8")}
+	assets := map[string]asset{"checkout.css": mk(static.CheckoutCSS, "text/css; charset=utf-8"), "checkout.js": mk(static.CheckoutJS, "text/javascript; charset=utf-8"),
+		"boleto.css": mk(static.BoletoCSS, "text/css; charset=utf-8")}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, ok := assets[httprouter.ParamsFromContext(r.Context()).ByName("file")]
 		if !ok {

@@ -124,6 +124,7 @@ func (s *Server) handleBoletoPage() http.Handler {
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'")
 		w.WriteHeader(http.StatusOK)
 		w.Write(buf.Bytes())
 	})

@@ -19,3 +19,8 @@ var CheckoutJS []byte
 //
 //go:embed favicon.svg
 var FaviconSVG []byte
+
+// BoletoCSS is the stylesheet of the printable boleto.
+//
+//go:embed boleto.css
+var BoletoCSS []byte
