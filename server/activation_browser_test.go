@@ -110,10 +110,11 @@ func TestActivationBrowser(t *testing.T) {
 	)
 	step("address", chromedp.Click(`[data-testid="activation-next"]`, q), chromedp.WaitVisible(`#f-bank_code`, q))
 	step("bank account",
-		chromedp.SetValue(`#f-bank_code`, "341", q),
+		chromedp.SendKeys(`#f-bank_code`, "341 · Itaú Unibanco", q), // one of the list's options
 		chromedp.SetValue(`#f-branch`, "0912", q),
 		chromedp.SetValue(`#f-account_number`, "45678-9", q),
 		chromedp.SetValue(`#f-account_type`, "checking", q),
+		activationShot(t, "activation-bank-desktop"),
 		chromedp.Click(`[data-testid="activation-next"]`, q),
 		chromedp.WaitVisible(`#f-document_file`, q),
 	)
