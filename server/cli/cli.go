@@ -354,7 +354,7 @@ func keyCreate(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "key create")
 	dbPath := fs.str("db", defaultDB, "SQLite file")
 	org := fs.String("org", "", "org_… that owns the key (required)")
-	envFlag := fs.String("env", "live", "live (the default: a key that takes real payments) or test (a sandbox key)")
+	envFlag := fs.String("env", "live", "live (the default: a key for live data) or test (a sandbox key)")
 	scopes := fs.String("scopes", "read,write", "read,write | admin | platform_admin")
 	name := fs.String("name", "", "a name to recognise the key")
 	expires := fs.String("expires-at", "", "optional RFC 3339 expiry in the future")

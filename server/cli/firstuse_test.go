@@ -72,7 +72,7 @@ func TestPlatformConfigureSplitRulesFormat(t *testing.T) {
 		`{"default":{"rate":100}} {}`:         `after the JSON object`,
 	} {
 		err := Run(context.Background(), testCLIEnv(t, &out, "platform", "configure", org.Platform, "--split-rules", bad, "--db", path))
-		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "basis points") {
+		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "basis points") || strings.Contains(err.Error(), "%!") {
 			t.Errorf("%s: %v (want %q and the format)", bad, err, why)
 		}
 	}

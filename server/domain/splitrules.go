@@ -29,7 +29,7 @@ const SplitRulesFormat = `a JSON object {"default":{"rate":R,"fixed":F}} with op
 // ParseSplitRules checks raw against SplitRulesFormat and returns the rules re-encoded compactly.
 func ParseSplitRules(raw string) (*SplitRules, string, error) {
 	refuse := func(format string, a ...any) (*SplitRules, string, error) {
-		return nil, "", fmt.Errorf("--split-rules: "+format+"; expected "+SplitRulesFormat, a...)
+		return nil, "", fmt.Errorf("--split-rules: %s; expected %s", fmt.Sprintf(format, a...), SplitRulesFormat)
 	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
 	dec.DisallowUnknownFields()
