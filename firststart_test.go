@@ -134,6 +134,9 @@ func TestVersionAndHelp(t *testing.T) {
 	is.NoErr(run(context.Background(), []string{"key", "create", "-h"}, envFrom(nil), &out, &errb))
 	is.True(strings.Contains(errb.String(), "the default environment is live")) // says the default
 	is.True(strings.Contains(errb.String(), "-env"))
+	errb.Reset()
+	is.NoErr(run(context.Background(), []string{"trigger", "-h"}, envFrom(nil), &out, &errb))
+	is.True(strings.Contains(errb.String(), "customer.created")) // the supported types
 	out.Reset()
 	err := run(context.Background(), []string{"key", "frobnicate"}, envFrom(nil), &out, &errb)
 	is.True(err != nil)

@@ -157,8 +157,11 @@ func newFlags(env Env, name string) *flagSet {
 				fmt.Fprintf(out, "Usage:\n  %s\n", s.line)
 			}
 		}
-		if name == "platform configure" {
+		switch name {
+		case "platform configure":
 			fmt.Fprint(out, splitRulesHelp)
+		case "trigger":
+			fmt.Fprintf(out, "\nSupported event types: %s\n", supportedTriggers())
 		}
 		fmt.Fprintf(out, "\nFlags of troco %s:\n", name)
 		fs.PrintDefaults()
