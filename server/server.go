@@ -12,6 +12,7 @@ import (
 	"troco/db"
 	"troco/server/clock"
 	"troco/server/domain"
+	"troco/server/files"
 	"troco/server/invoices"
 	"troco/server/jobs"
 	"troco/server/payments"
@@ -39,6 +40,9 @@ type Config struct {
 	SimDelay time.Duration
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
+	// FilesDir holds the bytes of uploaded files (serve: <data-dir>/files, or a private
+	// temporary directory for --db :memory:). When empty, New creates a temporary directory.
+	FilesDir string
 }
 
 // Server serves troco over HTTP; wrap it in TLS (see package tlsutil).
@@ -51,6 +55,7 @@ type Server struct {
 	touched sync.Map // key id → unix second of the last last_used_at write this process queued
 	handler http.Handler
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
+	files   *files.Store      // the bytes of uploaded files
 }
 
 // New builds the server and its routes.
@@ -66,6 +71,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
+	s.files = s.openFiles()
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
 		for _, j := range s.paymentJobs() {

@@ -1,5 +1,10 @@
 package card
 
+import (
+	"slices"
+	"strings"
+)
+
 // Outcome is what a simulated card charge does to its payment intent in test mode.
 type Outcome string
 
@@ -208,4 +213,39 @@ func Simulate(number string, reuse bool) Result {
 		Message:    c.Message,
 		AdviceCode: c.AdviceCode,
 	}}
+}
+
+// Dispute is what a dispute test card (CONTRACT 17) does after its charge succeeds: a dispute
+// opens with Reason; an Inquiry is a warning that withdraws no funds unless it is lost.
+type Dispute struct {
+	Reason  string
+	Inquiry bool
+}
+
+var disputeCards = map[string]Dispute{
+	"4000000000000259": {Reason: "fraudulent"},
+	"4000000000002685": {Reason: "product_not_received"},
+	"4000000000001976": {Reason: "fraudulent", Inquiry: true},
+}
+
+// DisputeFor returns the dispute a test card opens after a successful charge, if any.
+func DisputeFor(number string) (Dispute, bool) {
+	d, ok := disputeCards[number]
+	return d, ok
+}
+
+// DisputeCard is one dispute test card and the dispute it opens.
+type DisputeCard struct {
+	Number string
+	Dispute
+}
+
+// DisputeCards returns the dispute test cards in number order, for docs that list them.
+func DisputeCards() []DisputeCard {
+	out := make([]DisputeCard, 0, len(disputeCards))
+	for n, d := range disputeCards {
+		out = append(out, DisputeCard{Number: n, Dispute: d})
+	}
+	slices.SortFunc(out, func(a, b DisputeCard) int { return strings.Compare(a.Number, b.Number) })
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -139,6 +140,20 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Uploaded files live in <data-dir>/files beside the database (made before the bootstrap,
+	// so a start that cannot make it writes nothing). A throwaway :memory: instance
+	// keeps them in a private temporary directory removed at exit: sharing <data-dir>/files with
+	// a real database would let its start-up sweep delete that database's files.
+	filesDir := filepath.Join(cfg.dataDir, "files")
+	if cfg.dbPath == ":memory:" {
+		if filesDir, err = os.MkdirTemp("", "troco-files-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(filesDir)
+	}
+	if err := os.MkdirAll(filesDir, 0o700); err != nil {
+		return fmt.Errorf("create the files directory: %w", err)
+	}
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
 	if err != nil {
 		return err
@@ -189,7 +204,8 @@ func serve(ctx context.Context, env Env, args []string) error {
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
 	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
-		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks})
+		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
+		FilesDir: filesDir})
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 

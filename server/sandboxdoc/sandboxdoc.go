@@ -11,6 +11,7 @@ import (
 
 	"troco/server/card"
 	"troco/server/document"
+	"troco/server/payments"
 	"troco/server/simulation"
 )
 
@@ -20,6 +21,7 @@ func Render() string {
 	b.WriteString(intro)
 	b.WriteString(cardsSection())
 	b.WriteString(emailSection())
+	b.WriteString(disputesSection())
 	b.WriteString(documentsSection())
 	b.WriteString(outro)
 	return b.String()
@@ -130,6 +132,28 @@ func emailSection() string {
 	b.WriteString("- `POST /v1/test-helpers/payment-intents/{id}/succeed` or `…/expire`;\n")
 	b.WriteString("- `POST /v1/test-helpers/checkout-sessions/{id}/succeed`, `…/fail` or `…/expire`;\n")
 	b.WriteString("- the yellow test bar of the hosted checkout page (\"Simular pagamento\" / \"Simular expiração\").\n\n")
+	return b.String()
+}
+
+func disputesSection() string {
+	var b strings.Builder
+	b.WriteString("## Disputes\n\n")
+	b.WriteString("Pay with one of these cards: the payment succeeds and, about a minute of sandbox time after\n")
+	b.WriteString("it is captured, a dispute opens (`charge.dispute.created`; the charge's `disputed` becomes\n")
+	b.WriteString("`true`). A payment intent with `capture_method: manual` opens no dispute.\n\n")
+	b.WriteString("| number | dispute |\n| --- | --- |\n")
+	for _, c := range card.DisputeCards() {
+		kind, status := "chargeback", "needs_response"
+		if c.Inquiry {
+			kind, status = "inquiry", "warning_needs_response"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s, reason `%s`, status `%s` |\n", groupNumber(c.Number), kind, c.Reason, status)
+	}
+	fmt.Fprintf(&b, "\nSubmitted evidence decides the outcome `--sim-delay` later, by `evidence.uncategorized_text`:\n\n")
+	b.WriteString("| `uncategorized_text` | outcome |\n| --- | --- |\n")
+	fmt.Fprintf(&b, "| `%s` | `won`, the amount reinstated (an inquiry: `warning_closed`) |\n", payments.WinningEvidence)
+	fmt.Fprintf(&b, "| `%s` | `lost` (an inquiry: `lost`, its funds withdrawn then) |\n", payments.LosingEvidence)
+	b.WriteString("| anything else | stays under review |\n\n")
 	return b.String()
 }
 

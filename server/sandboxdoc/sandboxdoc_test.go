@@ -33,6 +33,11 @@ func TestEveryRowIsDocumented(t *testing.T) {
 			t.Errorf("decline %s missing", c.Code)
 		}
 	}
+	for _, c := range card.DisputeCards() {
+		if !strings.Contains(doc, "`"+groupNumber(c.Number)+"`") {
+			t.Errorf("dispute card %s missing", c.Number)
+		}
+	}
 	for _, r := range simulation.Rules() {
 		if !strings.Contains(doc, "`"+r.LocalPart+"@example.com`") {
 			t.Errorf("rule %s missing", r.LocalPart)
