@@ -187,6 +187,10 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
+	// The PSP's PIX webhook (live mode): mutual TLS, the PSP's client certificate.
+	r.Handler(http.MethodPost, "/processors/pix/webhook/pix", s.handlePixWebhook())
+	r.Handler(http.MethodPost, "/processors/pix/webhook", s.handlePixWebhook())
+
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())
 

@@ -4,6 +4,7 @@
 package server
 
 import (
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -40,6 +41,12 @@ type Config struct {
 	SimDelay time.Duration
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
+	// Live is the live-mode processor (server/processors.Router over Cielo and API Pix); nil
+	// answers every live payment 503 processor_unavailable.
+	Live payments.Processor
+	// PixWebhookCA holds the CA of the PSP's client certificate: the PIX webhook accepts only
+	// requests whose TLS client certificate chains to it (serve --pix-webhook-ca).
+	PixWebhookCA *x509.CertPool
 	// FilesDir holds the bytes of uploaded files (serve: <data-dir>/files, or a private
 	// temporary directory for --db :memory:). When empty, New creates a temporary directory.
 	FilesDir string
@@ -71,6 +78,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
+	s.pay.Live, s.pay.Secrets, s.pay.Log = cfg.Live, cfg.Secrets, cfg.Logger
 	s.files = s.openFiles()
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.

@@ -43,6 +43,8 @@ var synopses = []struct{ name, line string }{
 	{"key revoke", "troco key revoke key_… [--reason R]"},
 	{"key list", "troco key list --org org_…"},
 	{"events tail", "troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]\n                       follow new events live, like a log (Ctrl-C to stop)"},
+	{"processors check", "troco processors check [live processor flags]\n                       verify the live processors' credentials with the providers"},
+	{"dev psp", "troco dev psp [--dir D] [--cielo] [--troco-ca F]\n                       run doubles of a PSP's API Pix (and Cielo) on loopback and print the serve flags to try live mode locally"},
 	{"trigger", "troco trigger <event-type> [--org org_…] [--wait 10s] [--base-url U] [--data-dir D] [--sim-delay 3m]\n                       create test-mode objects that emit the event and show the deliveries of a running serve"},
 }
 
@@ -85,7 +87,7 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 		"org set-status": orgSetStatus, "org create": orgCreate, "org update": orgUpdate,
 		"platform configure": platformConfigure,
 		"key create":         keyCreate, "key revoke": keyRevoke, "key list": keyList,
-		"events tail": eventsTail,
+		"events tail": eventsTail, "processors check": processorsCheck, "dev psp": devPSP,
 	}
 	if fn, ok := commands[args[0]]; ok {
 		return fn(ctx, env, args[1:])

@@ -39,6 +39,7 @@ type serveConfig struct {
 	allowPrivateWebhooks           bool
 	dbSync                         string
 	logFormat                      string
+	live                           *liveFlags
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -59,6 +60,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	private := fs.boolean("allow-private-webhooks", false, "allow live webhook endpoints on loopback and private ranges")
 	sync := fs.str("db-sync", "FULL", "SQLite synchronous level: FULL (durable against power loss) or NORMAL")
 	logFormat := fs.str("log-format", "text", "text or json request logs on stderr")
+	live := addLiveFlags(fs)
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -71,7 +73,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat}
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
 	}
@@ -109,6 +111,11 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	log := slog.New(handler)
 
+	liveSetup, err := cfg.live.build(log)
+	if err != nil {
+		return err
+	}
+
 	// Bind every listener first: a busy port must fail the start before anything is written, so
 	// a first start never creates the bootstrap organization and its key without showing them.
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -140,10 +147,13 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if liveSetup.webhookCA != nil {
+		server.PixWebhookTLS(tlsConfig, liveSetup.webhookCA)
+	}
 	// Uploaded files live in <data-dir>/files beside the database (made before the bootstrap,
-	// so a start that cannot make it writes nothing). A throwaway :memory: instance
-	// keeps them in a private temporary directory removed at exit: sharing <data-dir>/files with
-	// a real database would let its start-up sweep delete that database's files.
+	// so a start that cannot make it writes nothing). A throwaway :memory: instance keeps them
+	// in a private temporary directory removed at exit: sharing <data-dir>/files with a real
+	// database would let its start-up sweep delete that database's files.
 	filesDir := filepath.Join(cfg.dataDir, "files")
 	if cfg.dbPath == ":memory:" {
 		if filesDir, err = os.MkdirTemp("", "troco-files-"); err != nil {
@@ -203,9 +213,13 @@ func serve(ctx context.Context, env Env, args []string) error {
 	runner := jobs.NewRunner(clk, log)
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
-	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
+	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir})
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA}
+	if liveSetup.router != nil {
+		srvCfg.Live = liveSetup.router
+	}
+	srv := server.New(srvCfg)
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 
@@ -233,6 +247,25 @@ func serve(ctx context.Context, env Env, args []string) error {
 		if err := store.Write(ctx, func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
 			return err
 		}
+	}
+	if liveSetup.pix != nil {
+		// The PSP posts each received PIX to this URL + "/pix", with its client certificate.
+		// Registered once serving has begun, in case the PSP calls the URL to check it.
+		hook := cfg.baseURL + "/processors/pix/webhook"
+		go func() {
+			regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := liveSetup.pix.RegisterWebhook(regCtx, hook); err != nil {
+				log.Error("pix: webhook registration failed; payments are still found by reconciliation, fix and restart", "webhook", hook, "err", err)
+			} else {
+				log.Info("pix: webhook registered", "webhook", hook)
+			}
+		}()
+	}
+	if liveSetup.router == nil {
+		fmt.Fprintln(env.Stdout, "live mode: no processor configured (live payments answer 503 processor_unavailable; see docs/GOING-LIVE.md)")
+	} else {
+		fmt.Fprintf(env.Stdout, "live mode: cards %s, pix %s, boleto not supported\n", onOff(liveSetup.cielo != nil, "cielo"), onOff(liveSetup.pix != nil, "api-pix"))
 	}
 	runner.Start()
 	defer runner.Stop()
@@ -409,6 +442,13 @@ func checkMasterKey(tx *db.Tx, k *secrets.Keyring, dataDir string) error {
 		return fmt.Errorf("%s in %s is not the master key this database was served with: restore that file (it seals the stored webhook secrets) or point --data-dir at the directory that holds it", secrets.MasterKeyFile, dataDir)
 	}
 	return nil
+}
+
+func onOff(on bool, name string) string {
+	if on {
+		return "via " + name
+	}
+	return "not configured"
 }
 
 // bootstrapKeyUnshownSetting holds the id of the bootstrap test key between the transaction that
