@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"troco/db"
 	"troco/server"
+	"troco/server/calendar"
 	"troco/server/clock"
 	"troco/server/core"
 	"troco/server/domain"
@@ -40,6 +42,7 @@ type serveConfig struct {
 	dbSync                         string
 	logFormat                      string
 	live                           *liveFlags
+	holidays                       string
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -61,6 +64,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	sync := fs.str("db-sync", "FULL", "SQLite synchronous level: FULL (durable against power loss) or NORMAL")
 	logFormat := fs.str("log-format", "text", "text or json request logs on stderr")
 	live := addLiveFlags(fs)
+	holidays := fs.str("holidays", "", "file of local holidays, one YYYY-MM-DD a line, added to the national business-day calendar")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -73,7 +77,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live}
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
 	}
@@ -116,6 +120,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 
+	cal, err := loadCalendar(cfg.holidays)
+	if err != nil {
+		return err
+	}
 	// Bind every listener first: a busy port must fail the start before anything is written, so
 	// a first start never creates the bootstrap organization and its key without showing them.
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -215,7 +223,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
 	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA}
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal}
 	if liveSetup.router != nil {
 		srvCfg.Live = liveSetup.router
 	}
@@ -474,4 +482,22 @@ func recordServeSettings(tx *db.Tx, cfg *serveConfig) error {
 		}
 	}
 	return nil
+}
+
+// loadCalendar builds the business-day calendar: the national holidays plus, with --holidays, the
+// local ones of the file.
+func loadCalendar(path string) (*calendar.Calendar, error) {
+	if path == "" {
+		return calendar.New(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--holidays: %w", err)
+	}
+	defer f.Close()
+	local, err := calendar.ParseHolidays(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("--holidays %s: %w", path, err)
+	}
+	return calendar.New(local...), nil
 }
