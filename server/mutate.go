@@ -61,7 +61,7 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op fu
 		})
 		switch {
 		case opErr == nil && spErr == nil:
-			b, err := json.Marshal(result)
+			b, err := domain.MarshalJSON(result)
 			if err != nil {
 				return err
 			}
@@ -133,7 +133,7 @@ func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a do
 	case ok == http.StatusOK:
 		writeJSON(w, http.StatusOK, result)
 	default:
-		body, err := json.Marshal(result)
+		body, err := domain.MarshalJSON(result)
 		if err != nil {
 			s.writeError(w, r, err)
 			return nil
