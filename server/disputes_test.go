@@ -71,6 +71,8 @@ func TestDisputeWon(t *testing.T) {
 	is.Equal(w[0]["amount"], float64(-10000))
 	is.Equal(w[0]["fee_amount"], float64(1500)) // the default plan's dispute fee
 	is.Equal(w[0]["net_amount"], float64(-11500))
+	made, _ := time.Parse(time.RFC3339, w[0]["created_at"].(string))
+	is.Equal(w[0]["available_on"], made.Add(-3*time.Hour).Format("2006-01-02")) // every ledger entry has its date (the Brasília day it was made)
 	is.Equal(dp.Body["balance_transactions"], []any{w[0]["id"]})
 
 	ref := e.Do("POST", "/v1/refunds", e.Test, map[string]any{"charge": ch})
@@ -115,6 +117,7 @@ func TestDisputeWon(t *testing.T) {
 	is.Equal(len(back), 1) // the reinstatement
 	is.Equal(back[0]["amount"], float64(10000))
 	is.Equal(back[0]["net_amount"], float64(10000)) // the fee stays withdrawn
+	is.True(back[0]["available_on"] != "")          // every ledger entry has its date
 	late := e.Do("POST", "/v1/disputes/"+id, e.Test, map[string]any{"evidence": map[string]any{"uncategorized_text": "more"}})
 	is.Equal(late.Status, 409) // a closed dispute
 	meta := e.Do("POST", "/v1/disputes/"+id, e.Test, map[string]any{"metadata": map[string]string{"archived": "yes"}})

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"troco/db"
+	"troco/server/calendar"
 	"troco/server/card"
 	"troco/server/core"
 	"troco/server/domain"
@@ -91,7 +92,8 @@ func (s *Service) withdraw(tx *db.Tx, a domain.Actor, d *domain.Dispute, ch *dom
 	}
 	fee := core.OrganizationFeePlan(org).DisputeFeeAmount
 	t := &domain.Transaction{Type: domain.TxnTypeDispute, PaymentIntent: ch.PaymentIntent, Charge: ch.ID, PaymentMethodType: ch.PaymentMethodDetails.Type,
-		Currency: d.Currency, Amount: -d.Amount, FeeAmount: fee, NetAmount: -(d.Amount + fee), Status: domain.TxnPending}
+		Currency: d.Currency, Amount: -d.Amount, FeeAmount: fee, NetAmount: -(d.Amount + fee), Status: domain.TxnPending,
+		AvailableOn: calendar.Today(tx.Now).Format(calendar.Layout)}
 	if err := tx.InsertTransaction(a.Scope, t); err != nil {
 		return err
 	}
@@ -110,7 +112,8 @@ func (s *Service) reinstate(tx *db.Tx, a domain.Actor, d *domain.Dispute) error 
 		return err
 	}
 	t := &domain.Transaction{Type: domain.TxnTypeDisputeReversal, PaymentIntent: ch.PaymentIntent, Charge: ch.ID, PaymentMethodType: ch.PaymentMethodDetails.Type,
-		Currency: d.Currency, Amount: d.Amount, NetAmount: d.Amount, Status: domain.TxnPending}
+		Currency: d.Currency, Amount: d.Amount, NetAmount: d.Amount, Status: domain.TxnPending,
+		AvailableOn: calendar.Today(tx.Now).Format(calendar.Layout)}
 	if err := tx.InsertTransaction(a.Scope, t); err != nil {
 		return err
 	}
