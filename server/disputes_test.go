@@ -247,3 +247,30 @@ func TestDisputeListFilters(t *testing.T) {
 	e.advance(2 * time.Minute)
 	is.Equal(e.payCount(e.Test, "/v1/disputes"), 2)
 }
+
+// TestDisputeAfterManualCapture: a dispute test card paid with capture_method manual is disputed
+// a minute after its capture (not while only authorized); a canceled authorization is never disputed.
+func TestDisputeAfterManualCapture(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pi := e.payIntent(e.Test, 10000, map[string]any{"capture_method": "manual"}).Str("id")
+	r := e.payConfirm(e.Test, pi, map[string]any{"payment_method_type": "credit_card", "card": payCard(cardDisputeFraud)})
+	is.Equal(r.Str("status"), "requires_capture")
+	ch := r.Str("latest_charge")
+	e.advance(2 * time.Minute)
+	is.Equal(e.payCount(e.Test, "/v1/disputes?charge="+ch), 0) // authorized only: nothing to dispute yet
+	is.Equal(e.Do("POST", "/v1/payment-intents/"+pi+"/capture", e.Test, map[string]any{}).Status, 200)
+	is.Equal(e.payCount(e.Test, "/v1/disputes?charge="+ch), 0) // a minute after the capture
+	e.advance(61 * time.Second)
+	list := e.Do("GET", "/v1/disputes?charge="+ch, e.Test, nil).Data()
+	is.Equal(len(list), 1)
+	is.Equal(list[0]["reason"], "fraudulent")
+	is.Equal(list[0]["amount"], float64(10000))
+	is.Equal(e.Do("GET", "/v1/charges/"+ch, e.Test, nil).Body["disputed"], true)
+
+	other := e.payIntent(e.Test, 10000, map[string]any{"capture_method": "manual"}).Str("id")
+	r = e.payConfirm(e.Test, other, map[string]any{"payment_method_type": "credit_card", "card": payCard(cardDisputeFraud)})
+	is.Equal(e.Do("POST", "/v1/payment-intents/"+other+"/cancel", e.Test, map[string]any{}).Status, 200)
+	e.advance(2 * time.Minute)
+	is.Equal(e.payCount(e.Test, "/v1/disputes?charge="+r.Str("latest_charge")), 0)
+}

@@ -39,12 +39,18 @@ const (
 	LosingEvidence  = "losing_evidence"
 )
 
-func scheduleDispute(tx *db.Tx, s domain.Scope, chargeID string, d card.Dispute) error {
+// scheduleDispute opens the dispute of a dispute test card a minute after its charge is captured:
+// a charge not captured yet (capture_method manual) holds the step until CaptureIntent releases it.
+func scheduleDispute(tx *db.Tx, s domain.Scope, chargeID string, d card.Dispute, captured bool) error {
 	action := stepOpen
 	if d.Inquiry {
 		action = stepOpenInquiry
 	}
-	return tx.ScheduleDisputeStep(db.DisputeStep{Scope: s, Action: action, Charge: chargeID, Reason: d.Reason, DueAt: tx.Now.Add(DisputeOpenDelay).Unix()})
+	due := tx.Now.Add(DisputeOpenDelay).Unix()
+	if !captured {
+		due = db.DisputeStepOnHold
+	}
+	return tx.ScheduleDisputeStep(db.DisputeStep{Scope: s, Action: action, Charge: chargeID, Reason: d.Reason, DueAt: due})
 }
 
 // OpenDispute opens a dispute on a captured charge now: charge.dispute.created, the charge's
