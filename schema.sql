@@ -625,3 +625,26 @@ CREATE TABLE checkout_discounts (
 );
 CREATE INDEX checkout_discounts_coupon ON checkout_discounts (coupon_id);
 CREATE INDEX checkout_discounts_promotion_code ON checkout_discounts (promotion_code_id);
+
+-- migrate: 120
+-- Recurring billing. next_at is the next instant the billing job has something to do for a
+-- subscription (trial_will_end notice, invoice.upcoming, renewal, dunning retry, expiry of an
+-- incomplete subscription, automatic resume); NULL when nothing is scheduled. billing keeps what
+-- is not public (proration lines waiting for the next invoice). An invoice of a renewal carries
+-- its period start in billing_period: one invoice per (subscription, period), whatever crashes or
+-- replicas do. subscription_notices makes each notice (trial_will_end, invoice.upcoming) happen
+-- once per trial or period.
+
+ALTER TABLE subscriptions ADD COLUMN next_at INTEGER;
+ALTER TABLE subscriptions ADD COLUMN billing TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX subscriptions_next ON subscriptions (next_at);
+
+ALTER TABLE invoices ADD COLUMN billing_period INTEGER;
+CREATE UNIQUE INDEX invoices_billing_period ON invoices (subscription_id, billing_period) WHERE billing_period IS NOT NULL;
+
+CREATE TABLE subscription_notices (
+    subscription_id  TEXT    NOT NULL,
+    kind             TEXT    NOT NULL,
+    at               INTEGER NOT NULL,
+    PRIMARY KEY (subscription_id, kind, at)
+);

@@ -114,7 +114,11 @@ func (s *Server) routes() http.Handler {
 	v1("DELETE", "/v1/payment-links/:id", write, s.handlePaymentLinkDelete())
 
 	v1("GET", "/v1/subscriptions", read, s.handleSubscriptionList())
+	v1("POST", "/v1/subscriptions", write, s.handleSubscriptionCreate())
 	v1("GET", "/v1/subscriptions/:id", read, s.handleSubscriptionGet())
+	v1("POST", "/v1/subscriptions/:id", write, s.handleSubscriptionUpdate())
+	v1("POST", "/v1/subscriptions/:id/cancel", write, s.handleSubscriptionCancel())
+	v1("POST", "/v1/subscriptions/:id/resume", write, s.handleSubscriptionResume())
 
 	// Invoices (SPEC 2.9, 4.6); mark_uncollectible is Stripe's spelling of mark-uncollectible.
 	v1("GET", "/v1/invoices", read, s.handleInvoiceList())

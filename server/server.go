@@ -37,6 +37,9 @@ type Config struct {
 	RateLimit bool
 	// SimDelay is the delay of simulated delayed settlements.
 	SimDelay time.Duration
+	// DunningFinal is what happens to a subscription when the last retry of a declined renewal
+	// fails: canceled (the default) or unpaid (serve --dunning-final).
+	DunningFinal domain.DunningFinal
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
 }
@@ -73,6 +76,7 @@ func New(cfg Config) *Server {
 		}
 		cfg.Jobs.Add(s.checkoutExpiryJob())
 		cfg.Jobs.Add(s.invoiceOverdueJob())
+		cfg.Jobs.Add(s.subscriptionJob())
 		s.registerActivationJobs()
 	}
 	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3),

@@ -38,6 +38,7 @@ type serveConfig struct {
 	allowPrivateWebhooks           bool
 	dbSync                         string
 	logFormat                      string
+	dunningFinal                   string
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -58,6 +59,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	private := fs.boolean("allow-private-webhooks", false, "allow live webhook endpoints on loopback and private ranges")
 	sync := fs.str("db-sync", "FULL", "SQLite synchronous level: FULL (durable against power loss) or NORMAL")
 	logFormat := fs.str("log-format", "text", "text or json request logs on stderr")
+	dunning := fs.str("dunning-final", "canceled", "canceled or unpaid: what a subscription becomes when the last retry of a declined renewal fails")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -70,7 +72,11 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat}
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat,
+		dunningFinal: strings.ToLower(*dunning)}
+	if c.dunningFinal != "canceled" && c.dunningFinal != "unpaid" {
+		return nil, errors.New("--dunning-final must be canceled or unpaid")
+	}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
 	}
@@ -163,7 +169,8 @@ func serve(ctx context.Context, env Env, args []string) error {
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
 	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
-		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks})
+		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
+		DunningFinal: domain.DunningFinal(cfg.dunningFinal)})
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 

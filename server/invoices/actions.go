@@ -346,3 +346,28 @@ func IntentSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
 	}
 	return nil
 }
+
+// VoidIfOpen voids an invoice that is still open or uncollectible and leaves any other as it is
+// (a subscription that expires or pauses with behavior void).
+func (svc *Service) VoidIfOpen(tx *db.Tx, a domain.Actor, id string) (*domain.Invoice, error) {
+	inv, err := Get(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Status != domain.InvoiceOpen && inv.Status != domain.InvoiceUncollectible {
+		return inv, nil
+	}
+	return svc.Void(tx, a, id)
+}
+
+// MarkUncollectibleIfOpen marks an open invoice uncollectible and leaves any other as it is.
+func (svc *Service) MarkUncollectibleIfOpen(tx *db.Tx, a domain.Actor, id string) (*domain.Invoice, error) {
+	inv, err := Get(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Status != domain.InvoiceOpen {
+		return inv, nil
+	}
+	return MarkUncollectible(tx, a, id)
+}

@@ -1,0 +1,119 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"troco/db"
+	"troco/server/billing"
+	"troco/server/domain"
+	"troco/server/jobs"
+)
+
+// billingService is the recurring billing operations over this server's payments engine.
+func (s *Server) billingService() *billing.Service {
+	return billing.New(s.pay, s.cfg.DunningFinal)
+}
+
+// subscriptionBatch is how many subscriptions one job transaction renews.
+const subscriptionBatch = 50
+
+// subscriptionJob renews subscriptions at the end instant of their periods, retries declined
+// renewals, sends trial and upcoming-invoice notices and expires incomplete subscriptions; each
+// batch is claimed inside one write transaction, so replicas never renew one twice.
+func (s *Server) subscriptionJob() jobs.Job {
+	svc := s.billingService()
+	return jobs.Job{Name: "subscriptions", Every: 30 * time.Second, Run: func(ctx context.Context, now time.Time) error {
+		for {
+			n := 0
+			err := s.db.Write(ctx, func(tx *db.Tx) error {
+				var err error
+				n, err = svc.RunDue(tx, now, subscriptionBatch)
+				return err
+			})
+			if err != nil || n < subscriptionBatch {
+				return err
+			}
+		}
+	}}
+}
+
+func (s *Server) handleSubscriptionCreate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p billing.CreateParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.billingService().Create(tx, a, p) })
+	})
+}
+
+func (s *Server) handleSubscriptionGet() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return billing.Get(tx, a.Scope, id) })
+	})
+}
+
+func (s *Server) handleSubscriptionUpdate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p billing.UpdateParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.billingService().Update(tx, a, id, p) })
+	})
+}
+
+func (s *Server) handleSubscriptionCancel() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p billing.CancelParams
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.billingService().Cancel(tx, a, id, p) })
+	})
+}
+
+func (s *Server) handleSubscriptionResume() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p struct{}
+		if err := s.decode(w, r, &p); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.billingService().Resume(tx, a, id) })
+	})
+}
+
+func (s *Server) handleSubscriptionList() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseList(r, "customer", "status", "price", "collection_method")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		status, err := q.oneOf("status", domain.SubscriptionStatuses...)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		method, err := q.oneOf("collection_method", domain.CollectionMethods...)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			items, more, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: q.str("customer"), Status: status,
+				Price: q.str("price"), CollectionMethod: method}, q.ListParams)
+			return listOf(r, items, more), err
+		})
+	})
+}
