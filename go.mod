@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/a-h/templ v0.3.977
 	github.com/chromedp/chromedp v0.14.2
+	github.com/go-pdf/fpdf v0.9.0
 	github.com/julienschmidt/httprouter v1.3.0
 	github.com/matryer/is v1.4.1
 	github.com/robfig/cron/v3 v3.0.1

@@ -642,6 +642,9 @@ CREATE INDEX subscriptions_next ON subscriptions (next_at);
 ALTER TABLE invoices ADD COLUMN billing_period INTEGER;
 CREATE UNIQUE INDEX invoices_billing_period ON invoices (subscription_id, billing_period) WHERE billing_period IS NOT NULL;
 
+-- A customer's IANA time zone: hosted invoice pages and e-mails render in it.
+ALTER TABLE customers ADD COLUMN timezone TEXT;
+
 CREATE TABLE subscription_notices (
     subscription_id  TEXT    NOT NULL,
     kind             TEXT    NOT NULL,

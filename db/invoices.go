@@ -200,3 +200,10 @@ func (tx *Tx) MarkInvoiceInArrears(s domain.Scope, id string, at int64) error {
 	_, err := tx.exec("UPDATE invoices SET overdue_at = COALESCE(overdue_at, ?) WHERE id = ? AND org_id = ? AND livemode = ?", at, id, s.OrgID, boolInt(s.Livemode))
 	return translate(err, "invoice in arrears")
 }
+
+// FindInvoiceAnyScope returns an invoice by id with its scope (the hosted invoice page, which
+// checks the URL's secret before showing anything).
+func (tx *Tx) FindInvoiceAnyScope(id string) (*domain.Invoice, domain.Scope, error) {
+	inv, sc, err := scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE id = ?", id))
+	return inv, sc, translate(err, "find invoice")
+}

@@ -176,6 +176,10 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/checkout/:id/pix.png", s.hosted(s.handleHostedPixQR()))
 	r.Handler(http.MethodGet, "/checkout/:id/canceled", s.hosted(s.handleHostedCanceled()))
 	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
+	r.Handler(http.MethodGet, "/invoices/:id", s.hosted(s.handleHostedInvoice()))
+	r.Handler(http.MethodPost, "/invoices/:id/pay", s.hosted(s.handleHostedInvoicePay()))
+	r.Handler(http.MethodPost, "/invoices/:id/simulate", s.hosted(s.handleHostedInvoiceSimulate()))
+	r.Handler(http.MethodGet, "/invoices/:id/pdf", s.hosted(s.handleInvoicePDF()))
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
 	// The clock is the server's, not an organization's: a platform test key may move it too.

@@ -4,6 +4,7 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -87,6 +88,14 @@ func New(cfg Config) *Server {
 			return err
 		}
 		return invoices.IntentSettled(tx, a, pi)
+	}
+	if cfg.BaseURL != "" && cfg.DB != nil {
+		// The hosted invoice URLs are built inside transactions (finalization, renewals): they
+		// read the public base URL from the database, so every replica and job agrees.
+		err := cfg.DB.Write(context.Background(), func(tx *db.Tx) error { return tx.PutSetting(invoices.PublicBaseSetting, cfg.BaseURL) })
+		if err != nil {
+			cfg.Logger.Error("store the public base URL", slog.String("error", err.Error()))
+		}
 	}
 	s.handler = s.routes()
 	return s

@@ -50,6 +50,8 @@ type Invoice struct {
 	DiscountAmount     int64                    `json:"discount_amount"`
 	DueDate            Time                     `json:"due_date"`
 	FineAmount         int64                    `json:"fine_amount"`
+	HostedInvoiceURL   *string                  `json:"hosted_invoice_url"`
+	InvoicePDF         *string                  `json:"invoice_pdf"`
 	FineRate           int64                    `json:"fine_rate"`
 	InterestAmount     int64                    `json:"interest_amount"`
 	InterestRate       int64                    `json:"interest_rate"`

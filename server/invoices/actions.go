@@ -44,6 +44,9 @@ func finalize(tx *db.Tx, a domain.Actor, inv *domain.Invoice) error {
 	}
 	number := fmt.Sprintf("%s-%04d", numberPrefix(a.OrgID), n+1)
 	inv.Number = &number
+	if err := setHostedURLs(tx, inv); err != nil {
+		return err
+	}
 	inv.Status = domain.InvoiceOpen
 	inv.StatusTransitions.FinalizedAt = domain.At(tx.Now)
 	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
