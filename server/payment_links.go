@@ -64,4 +64,3 @@ func (s *Server) handlePaymentLinkList() http.Handler {
 		})
 	})
 }
-

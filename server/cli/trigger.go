@@ -492,7 +492,6 @@ var billingTriggers = map[string]triggerFunc{
 		}
 		return k.billing().EmitUpcoming(tx, a, sub.ID)
 	},
-
 }
 
 func init() {
