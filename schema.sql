@@ -651,3 +651,26 @@ CREATE TABLE subscription_notices (
     at               INTEGER NOT NULL,
     PRIMARY KEY (subscription_id, kind, at)
 );
+
+-- migrate: 121
+-- Customer portal sessions. The url's token, the browser cookie and the customer session token
+-- are stored only as SHA-256 hashes. The url opens once within 5 minutes (opened_at), then the
+-- cookie session lasts 1 hour; customer_session_token (troco_cst_…) is valid 1 hour from creation.
+
+CREATE TABLE customer_portal_sessions (
+    seq                 INTEGER PRIMARY KEY,
+    id                  TEXT    NOT NULL UNIQUE,
+    org_id              TEXT    NOT NULL,
+    livemode            INTEGER NOT NULL,
+    customer_id         TEXT    NOT NULL,
+    data                TEXT    NOT NULL,
+    url_hash            TEXT    NOT NULL UNIQUE,
+    url_expires_at      INTEGER NOT NULL,
+    opened_at           INTEGER,
+    cookie_hash         TEXT    UNIQUE,
+    csrf                TEXT,
+    session_expires_at  INTEGER,
+    cst_hash            TEXT    NOT NULL UNIQUE,
+    cst_expires_at      INTEGER NOT NULL,
+    created_at          INTEGER NOT NULL
+);

@@ -281,6 +281,7 @@ var isolationExempt = map[string]string{
 	"POST /v1/payout-accounts":                "live only; TestPayoutAccounts",
 	"GET /v1/payout-accounts/:id":             "live only; TestPayoutAccounts",
 	"POST /v1/payout-accounts/:id/disconnect": "live only; TestPayoutAccounts",
+	"POST /v1/customer-portal-sessions":       "creates a session that no route reads back; a customer of another organization or environment is 404 (TestCustomerPortal)",
 	"POST /v1/test-helpers/advance-clock":     "moves the sandbox server's one clock (CONTRACT 9); it reads or writes no organization's objects",
 }
 
