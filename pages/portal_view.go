@@ -21,6 +21,8 @@ type Portal struct {
 	Livemode      bool
 	Message       string
 	Error         bool
+	// Products names the products of the subscriptions' prices (id → name).
+	Products map[string]string
 }
 
 var portalMessages = map[string][2]string{
@@ -95,13 +97,16 @@ func SubAmount(s *domain.Subscription) int64 {
 	return n
 }
 
-// SubName names a subscription by its first item.
-func SubName(s *domain.Subscription) string {
+// SubName names a subscription by its first item: the price's name, else its product's.
+func (p *Portal) SubName(s *domain.Subscription) string {
 	if len(s.Items) == 0 {
 		return s.ID
 	}
 	if s.Items[0].Price.Name != nil && *s.Items[0].Price.Name != "" {
 		return *s.Items[0].Price.Name
+	}
+	if n := p.Products[s.Items[0].Price.Product]; n != "" {
+		return n
 	}
 	return s.Items[0].Price.Product
 }

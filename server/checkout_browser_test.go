@@ -150,6 +150,12 @@ func (c *chrome) has(id string) bool {
 // shoot saves the current page at desktop and phone widths into screenshotDir.
 func (c *chrome) shoot(name string) {
 	c.t.Helper()
+	c.shootAs("checkout-" + name)
+}
+
+// shootAs is shoot with the file name's prefix chosen by the caller (invoice-…, portal-…).
+func (c *chrome) shootAs(name string) {
+	c.t.Helper()
 	dir := screenshotDir(c.t)
 	if dir == "" {
 		return
@@ -170,7 +176,7 @@ func (c *chrome) shoot(name string) {
 		if err != nil {
 			c.t.Fatalf("screenshot %s: %v", name, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "checkout-"+name+"-"+v.suffix+".png"), png, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+v.suffix+".png"), png, 0o644); err != nil {
 			c.t.Logf("screenshot %s not saved: %v", name, err)
 		}
 	}

@@ -122,6 +122,16 @@ func (s *Server) handlePortalHome() http.Handler {
 			if p.Subscriptions, _, err = tx.ListSubscriptions(pb.Scope, db.SubscriptionFilter{Customer: p.Customer.ID}, db.ListParams{Limit: 50}); err != nil {
 				return err
 			}
+			p.Products = map[string]string{}
+			for _, sub := range p.Subscriptions {
+				for _, it := range sub.Items {
+					if _, ok := p.Products[it.Price.Product]; !ok {
+						if prod, err := tx.FindProductByID(pb.Scope, it.Price.Product); err == nil {
+							p.Products[prod.ID] = prod.Name
+						}
+					}
+				}
+			}
 			invs, _, err := tx.ListInvoices(pb.Scope, db.InvoiceFilter{Customer: p.Customer.ID}, db.ListParams{Limit: 50})
 			if err != nil {
 				return err
