@@ -674,3 +674,12 @@ CREATE TABLE customer_portal_sessions (
     cst_expires_at      INTEGER NOT NULL,
     created_at          INTEGER NOT NULL
 );
+
+-- The last invoice number of each organization and environment: finalizing an invoice takes
+-- the next one without counting every invoice (a count grew with the number of invoices).
+CREATE TABLE invoice_counters (
+    org_id    TEXT    NOT NULL,
+    livemode  INTEGER NOT NULL,
+    n         INTEGER NOT NULL,
+    PRIMARY KEY (org_id, livemode)
+);

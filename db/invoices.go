@@ -96,6 +96,30 @@ func (tx *Tx) CountNumberedInvoices(s domain.Scope) (int64, error) {
 	return n, translate(err, "count invoices")
 }
 
+// NextInvoiceNumber returns the next invoice number of the scope (1, 2, …) and records it. The
+// first call of a scope starts after the invoices already numbered.
+func (tx *Tx) NextInvoiceNumber(s domain.Scope) (int64, error) {
+	res, err := tx.exec("UPDATE invoice_counters SET n = n + 1 WHERE org_id = ? AND livemode = ?", s.OrgID, boolInt(s.Livemode))
+	if err != nil {
+		return 0, translate(err, "next invoice number")
+	}
+	if k, err := res.RowsAffected(); err != nil {
+		return 0, translate(err, "next invoice number")
+	} else if k == 0 {
+		n, err := tx.CountNumberedInvoices(s)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.exec("INSERT INTO invoice_counters (org_id, livemode, n) VALUES (?, ?, ?)", s.OrgID, boolInt(s.Livemode), n+1); err != nil {
+			return 0, translate(err, "next invoice number")
+		}
+		return n + 1, nil
+	}
+	var n int64
+	err = tx.queryRow("SELECT n FROM invoice_counters WHERE org_id = ? AND livemode = ?", s.OrgID, boolInt(s.Livemode)).Scan(&n)
+	return n, translate(err, "next invoice number")
+}
+
 // SetChargesInvoice links every charge of a payment intent to the invoice it paid (SPEC 2.3
 // charge.invoice), in scope.
 func (tx *Tx) SetChargesInvoice(s domain.Scope, piID, invoiceID string) error {

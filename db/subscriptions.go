@@ -169,3 +169,12 @@ func (tx *Tx) FindSubscriptionPeriodInvoice(s domain.Scope, subscriptionID strin
 		subscriptionID, periodStart, s.OrgID, boolInt(s.Livemode)))
 	return inv, translate(err, "find period invoice")
 }
+
+// CountPaidPeriodInvoices counts the paid invoices of subscription periods that start at or after
+// since (Unix seconds), in scope: renewals done (the renewal benchmark, reports).
+func (tx *Tx) CountPaidPeriodInvoices(s domain.Scope, since int64) (int, error) {
+	var n int
+	err := tx.queryRow("SELECT COUNT(*) FROM invoices WHERE org_id = ? AND livemode = ? AND billing_period >= ? AND status = ?",
+		s.OrgID, boolInt(s.Livemode), since, domain.InvoicePaid).Scan(&n)
+	return n, translate(err, "count period invoices")
+}

@@ -38,11 +38,11 @@ func Finalize(tx *db.Tx, a domain.Actor, id string) (*domain.Invoice, error) {
 
 func finalize(tx *db.Tx, a domain.Actor, inv *domain.Invoice) error {
 	before := *inv
-	n, err := tx.CountNumberedInvoices(a.Scope)
+	n, err := tx.NextInvoiceNumber(a.Scope)
 	if err != nil {
 		return err
 	}
-	number := fmt.Sprintf("%s-%04d", numberPrefix(a.OrgID), n+1)
+	number := fmt.Sprintf("%s-%04d", numberPrefix(a.OrgID), n)
 	inv.Number = &number
 	if err := setHostedURLs(tx, inv); err != nil {
 		return err
