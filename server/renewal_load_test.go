@@ -118,7 +118,9 @@ func TestRenewalLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
-	pct := func(p float64) time.Duration { return ls[min(len(ls)-1, int(p*float64(len(ls))))].Round(10 * time.Microsecond) }
+	pct := func(p float64) time.Duration {
+		return ls[min(len(ls)-1, int(p*float64(len(ls))))].Round(10 * time.Microsecond)
+	}
 	t.Logf("renewed %d of %d in %s (%.0f renewals/s); GET /v1/subscriptions/{id} meanwhile: %d requests, p50 %s, p99 %s, max %s",
 		renewed, n, took.Round(time.Millisecond), float64(renewed)/took.Seconds(), len(ls), pct(0.5), pct(0.99), ls[len(ls)-1].Round(10*time.Microsecond))
 	if renewed != n {
