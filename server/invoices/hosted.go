@@ -5,8 +5,10 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"troco/db"
 	"troco/server/core"
@@ -114,6 +116,12 @@ func (svc *Service) PayHosted(tx *db.Tx, a domain.Actor, id string, p HostedPayP
 	}
 	cp := payments.ConfirmParams{PaymentMethodType: p.Method, Card: p.Card, Hosted: true, Origin: p.Origin,
 		CustomerEmail: cus.Email, CustomerName: cus.Name, CustomerDocument: cus.Document, BillingAddress: cus.Address}
+	if p.Method == domain.MethodBoleto && !inv.DueDate.IsZero() && inv.DueDate.After(tx.Now.Add(24*time.Hour)) {
+		// The boleto falls due on the invoice's due date (its UTC civil date); once that is
+		// past, the default (three days) applies and the amount carries the fine and interest.
+		d := inv.DueDate.UTC().Format(time.DateOnly)
+		cp.BoletoDueDate = &d
+	}
 	confirmed, cerr := svc.Payments.Confirm(tx, a, pi.ID, cp)
 	if e, ok := domain.AsError(cerr); ok && e.KeepChanges {
 		if e.Charge != "" {
@@ -153,6 +161,28 @@ func slicesHas(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// BoletoInstructions is what a boleto that pays an invoice with late terms tells the bank: the
+// fine and the interest after its due date (empty when the invoice has none).
+func BoletoInstructions(inv *domain.Invoice) string {
+	if inv == nil || (inv.FineRate == 0 && inv.InterestRate == 0) {
+		return ""
+	}
+	pct := func(bps int64) string {
+		if bps%100 == 0 {
+			return fmt.Sprintf("%d%%", bps/100)
+		}
+		return strings.Replace(fmt.Sprintf("%d.%02d%%", bps/100, bps%100), ".", ",", 1)
+	}
+	return fmt.Sprintf("Após o vencimento, cobrar multa de %s e juros de mora de %s ao mês, pro rata die. Fatura %s.", pct(inv.FineRate), pct(inv.InterestRate), strDeref(inv.Number))
+}
+
+func strDeref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // GetHosted returns an invoice by id and its scope for its hosted page, when secret matches.
