@@ -585,3 +585,66 @@ func (e *testEnv) replica() *testEnv {
 	r.srv, r.DB, r.Clock, r.Jobs, r.Client = srv, d, clk, cfg.Jobs, srv.Client()
 	return &r
 }
+
+// TestSubscriptionCoupon: a coupon on a subscription discounts the invoices its duration covers:
+// once the first, repeating those of the periods starting within its months, forever all.
+func TestSubscriptionCoupon(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano", 10000, map[string]any{"interval": "month"})
+	for _, c := range []struct {
+		coupon map[string]any
+		paid   []int64 // first invoice, then three renewals
+	}{
+		{map[string]any{"percent_off": 50, "duration": "once"}, []int64{5000, 10000, 10000, 10000}},
+		{map[string]any{"amount_off": 2500, "currency": "brl", "duration": "repeating", "duration_in_months": 2}, []int64{7500, 7500, 10000, 10000}},
+		{map[string]any{"percent_off": 10, "duration": "forever"}, []int64{9000, 9000, 9000, 9000}},
+	} {
+		coupon := e.Do("POST", "/v1/coupons", e.Test, c.coupon)
+		is.Equal(coupon.Status, 200)
+		id := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm, "coupon": coupon.Str("id")}).Str("id")
+		is.Equal(e.sub(id).Str("coupon"), coupon.Str("id"))
+		for range 3 {
+			e.travel(e.sub(id).Time("current_period_end"))
+		}
+		invs := e.subInvoices(id)
+		is.Equal(len(invs), 4)
+		for i, want := range c.paid {
+			inv := invs[len(invs)-1-i] // oldest first
+			is.Equal(int64(inv["amount_paid"].(float64)), want)
+		}
+	}
+}
+
+// TestSubscriptionCheckoutIfRequired: a subscription-mode checkout with a trial and
+// payment_method_collection if_required starts through the same function as the API (trial
+// notice, renewal job); at the trial's end, with no card to charge, the invoice fails and the
+// subscription is past_due until a card is saved and the retry pays it.
+func TestSubscriptionCheckoutIfRequired(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	trial := e.coPrice(e.Test, "Teste", 4990, map[string]any{"interval": "month", "trial_period_days": 7})
+	ts := e.coSession(e.Test, map[string]any{"line_items": []any{map[string]any{"price": trial}}, "payment_method_collection": "if_required"})
+	tr := e.Do("POST", "/v1/checkout-sessions/"+ts.Str("id")+"/confirm", e.Test, map[string]any{"customer_email": "t@example.com"})
+	is.Equal(tr.Status, 200)
+	id := tr.Str("subscription")
+	s := e.sub(id)
+	is.Equal(s.Str("status"), "trialing")
+	is.Equal(s.Str("checkout_session"), ts.Str("id"))
+	end := s.Time("trial_end")
+	e.travel(end.Add(-3 * 24 * time.Hour))
+	is.Equal(e.subEventCount("customer.subscription.trial_will_end", id), 1)
+	e.travel(end)
+	s = e.sub(id)
+	is.Equal(s.Str("status"), "past_due")
+	inv := s.Str("latest_invoice")
+	is.Equal(e.subEventCount("invoice.payment_failed", inv), 1)
+	// The customer saves a card; the day-3 retry charges it.
+	pm := e.subSavedCard(tr.Str("customer"), "4242424242424242")
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+id, e.Test, map[string]any{"default_payment_method": pm}).Status, 200)
+	e.travel(end.Add(3 * 24 * time.Hour))
+	is.Equal(e.sub(id).Str("status"), "active")
+	is.Equal(e.Do("GET", "/v1/invoices/"+inv, e.Test, nil).Str("status"), "paid")
+}
