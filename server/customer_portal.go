@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -34,7 +36,30 @@ func (s *Server) handlePortalSessionCreate() http.Handler {
 		if origin == "" {
 			origin = "https://" + r.Host
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return billing.CreatePortalSession(tx, a, origin, p) })
+		// The url and customer_session_token are bearer secrets: mutate commits, and stores for
+		// Idempotency-Key replays, the session without them; they are added to this answer only
+		// (a replay answers without them: create a new session).
+		var link, token string
+		cw := &captureWriter{header: w.Header()}
+		s.mutate(cw, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			ps, err := billing.CreatePortalSession(tx, a, origin, p)
+			if err != nil {
+				return nil, err
+			}
+			shown := *ps
+			link, token = ps.URL, *ps.CustomerSessionToken
+			shown.URL, shown.CustomerSessionToken = "", nil
+			return &shown, nil
+		})
+		body := bytes.TrimSuffix(cw.body.Bytes(), []byte("\n"))
+		if cw.status == http.StatusOK && token != "" {
+			var m map[string]any
+			if json.Unmarshal(body, &m) == nil {
+				m["url"], m["customer_session_token"] = link, token
+				body, _ = json.Marshal(m)
+			}
+		}
+		writeRaw(w, cw.status, body)
 	})
 }
 

@@ -41,6 +41,14 @@ func TestCustomerPortal(t *testing.T) {
 	expires, _ := time.Parse(time.RFC3339, r.Str("expires_at"))
 	is.Equal(expires.Sub(created), 5*time.Minute)
 	u, _ := url.Parse(r.Str("url"))
+	// A replay (Idempotency-Key) answers without the bearer secrets, which are never stored.
+	k1 := e.Do("POST", "/v1/customer-portal-sessions", e.Test, map[string]any{"customer": cus, "return_url": "https://acme.example"}, "Idempotency-Key", "portal-1")
+	k2 := e.Do("POST", "/v1/customer-portal-sessions", e.Test, map[string]any{"customer": cus, "return_url": "https://acme.example"}, "Idempotency-Key", "portal-1")
+	is.True(k1.Str("customer_session_token") != "")
+	is.Equal(k2.Header.Get("Idempotent-Replayed"), "true")
+	is.Equal(k2.Str("id"), k1.Str("id"))
+	is.Equal(k2.Str("customer_session_token"), "")
+	is.Equal(k2.Str("url"), "")
 
 	b := e.newBrowser(t)
 	open := b.get(u.RequestURI())
