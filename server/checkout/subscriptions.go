@@ -65,9 +65,13 @@ func activateSubscription(tx *db.Tx, a domain.Actor, id string) error {
 	if sub.Status != domain.SubscriptionIncomplete {
 		return nil
 	}
+	next, err := domain.NextSubscriptionStatus(sub.Status, domain.SubFirstPaymentSucceeded, "")
+	if err != nil {
+		return err
+	}
 	before := *sub
-	sub.Status = domain.SubscriptionActive
-	if !sub.TrialEnd.IsZero() {
+	sub.Status = next
+	if !sub.TrialEnd.IsZero() && tx.Now.Before(sub.TrialEnd.Time) {
 		sub.Status = domain.SubscriptionTrialing
 	}
 	if err := tx.UpdateSubscription(a.Scope, sub); err != nil {
