@@ -178,3 +178,47 @@ func (tx *Tx) CountPaidPeriodInvoices(s domain.Scope, since int64) (int, error) 
 		s.OrgID, boolInt(s.Livemode), since, domain.InvoicePaid).Scan(&n)
 	return n, translate(err, "count period invoices")
 }
+
+// DueSubscriptions lists (without claiming) up to limit subscriptions whose next_at is at or
+// before now, earliest first: the renewal job's one-by-one fallback after a failed batch.
+func (tx *Tx) DueSubscriptions(now int64, limit int) ([]ScopedSubscription, error) {
+	rows, err := tx.query("SELECT org_id, livemode, data FROM subscriptions WHERE next_at <= ? ORDER BY next_at, seq LIMIT ?", now, limit)
+	if err != nil {
+		return nil, translate(err, "due subscriptions")
+	}
+	defer rows.Close()
+	var out []ScopedSubscription
+	for rows.Next() {
+		var sc domain.Scope
+		var live int
+		var data string
+		if err := rows.Scan(&sc.OrgID, &live, &data); err != nil {
+			return nil, translate(err, "scan subscription")
+		}
+		sc.Livemode = live == 1
+		sub, err := scanSubscription(stringScanner(data))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ScopedSubscription{Scope: sc, Subscription: sub})
+	}
+	return out, translate(rows.Err(), "due subscriptions")
+}
+
+// ClaimSubscription claims one subscription whose next_at is at or before now (clearing it); it
+// returns false when it is not due (another replica took it).
+func (tx *Tx) ClaimSubscription(s domain.Scope, id string, now int64) (bool, error) {
+	res, err := tx.exec("UPDATE subscriptions SET next_at = NULL WHERE id = ? AND org_id = ? AND livemode = ? AND next_at <= ?", id, s.OrgID, boolInt(s.Livemode), now)
+	if err != nil {
+		return false, translate(err, "claim subscription")
+	}
+	n, err := res.RowsAffected()
+	return n == 1, translate(err, "claim subscription")
+}
+
+// PostponeSubscription moves a subscription's next_at to at (Unix seconds): the job could not
+// renew it and tries again then.
+func (tx *Tx) PostponeSubscription(s domain.Scope, id string, at int64) error {
+	_, err := tx.exec("UPDATE subscriptions SET next_at = ? WHERE id = ? AND org_id = ? AND livemode = ?", at, id, s.OrgID, boolInt(s.Livemode))
+	return translate(err, "postpone subscription")
+}

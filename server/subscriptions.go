@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -32,11 +33,47 @@ func (s *Server) subscriptionJob() jobs.Job {
 				n, err = svc.RunDue(tx, now, subscriptionBatch)
 				return err
 			})
-			if err != nil || n < subscriptionBatch {
-				return err
+			if err != nil {
+				// The batch rolled back: renew its subscriptions one by one, so the one that fails
+				// is postponed (and logged) instead of holding back every renewal behind it.
+				var more bool
+				if more, err = s.renewOneByOne(ctx, svc, now); err != nil || !more {
+					return err
+				}
+				continue
+			}
+			if n < subscriptionBatch {
+				return nil
 			}
 		}
 	}}
+}
+
+// subscriptionRetry is how long the job waits before trying again a subscription it could not
+// renew.
+const subscriptionRetry = time.Hour
+
+func (s *Server) renewOneByOne(ctx context.Context, svc *billing.Service, now time.Time) (more bool, err error) {
+	var due []db.ScopedSubscription
+	if err := s.db.Read(ctx, func(tx *db.Tx) error {
+		var err error
+		due, err = tx.DueSubscriptions(now.Unix(), subscriptionBatch)
+		return err
+	}); err != nil {
+		return false, err
+	}
+	for _, d := range due {
+		id := d.Subscription.ID
+		err := s.db.Write(ctx, func(tx *db.Tx) error { return svc.RunOne(tx, d.Scope, id, now) })
+		if err == nil {
+			continue
+		}
+		s.log.Error("subscription renewal failed; retrying later", slog.String("subscription", id), slog.String("error", err.Error()))
+		if err := s.db.Write(ctx, func(tx *db.Tx) error { return tx.PostponeSubscription(d.Scope, id, now.Add(subscriptionRetry).Unix()) }); err != nil {
+			return false, err
+		}
+	}
+	return len(due) == subscriptionBatch, nil
 }
 
 func (s *Server) handleSubscriptionCreate() http.Handler {

@@ -648,3 +648,32 @@ func TestSubscriptionCheckoutIfRequired(t *testing.T) {
 	is.Equal(e.sub(id).Str("status"), "active")
 	is.Equal(e.Do("GET", "/v1/invoices/"+inv, e.Test, nil).Str("status"), "paid")
 }
+
+// TestSubscriptionJobIsolatesFailure: a subscription the job cannot renew (here its next period
+// already has an invoice, which the database refuses to duplicate) is postponed and logged; the
+// others renew.
+func TestSubscriptionJobIsolatesFailure(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano", 2990, map[string]any{"interval": "month"})
+	var ids []string
+	for range 3 {
+		ids = append(ids, e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm}).Str("id"))
+	}
+	broken := ids[1]
+	end := e.sub(broken).Time("current_period_end")
+	err := e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		now := domain.At(tx.Now)
+		return tx.CreateInvoice(domain.Scope{OrgID: e.Org.ID}, &domain.Invoice{ID: domain.NewID(domain.PrefixInvoice), Status: domain.InvoiceDraft, Currency: "brl",
+			Customer: cus, CollectionMethod: domain.CollectionChargeAutomatically, Subscription: &broken, BillingReason: domain.BillingSubscriptionCycle,
+			PeriodStart: domain.At(end), Metadata: domain.Metadata{}, CreatedAt: now, UpdatedAt: now})
+	})
+	is.NoErr(err)
+	e.travel(end)
+	is.Equal(len(e.subInvoices(ids[0])), 2)
+	is.Equal(len(e.subInvoices(ids[2])), 2)
+	is.Equal(e.sub(broken).Time("current_period_end"), end) // not renewed, not lost: retried later
+	is.Equal(e.sub(broken).Str("status"), "active")
+}

@@ -540,3 +540,14 @@ func emitUpcoming(tx *db.Tx, a domain.Actor, sub *domain.Subscription, st *state
 	preview.Lines.URL = ""
 	return core.Emit(tx, a, domain.EventInvoiceUpcoming, preview, nil)
 }
+
+// RunOne does what is due for one subscription at now, if it is still due (claimed inside tx,
+// like RunDue). It is the job's fallback when a batch failed: one subscription that cannot be
+// renewed must not hold back the others.
+func (svc *Service) RunOne(tx *db.Tx, s domain.Scope, id string, now time.Time) error {
+	ok, err := tx.ClaimSubscription(s, id, now.Unix())
+	if err != nil || !ok {
+		return err
+	}
+	return svc.advance(tx, domain.Actor{Scope: s}, id)
+}
