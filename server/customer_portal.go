@@ -238,31 +238,14 @@ func (s *Server) portalDone(w http.ResponseWriter, r *http.Request, err error, o
 	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
-// portalSubscription returns a subscription of the session's customer (404 for any other).
-func portalSubscription(tx *db.Tx, pb *db.PortalBrowser, id string) (*domain.Subscription, error) {
-	sub, err := billing.Get(tx, pb.Scope, id)
-	if err != nil {
-		return nil, err
-	}
-	if sub.Customer != pb.Session.Customer {
-		return nil, domain.NotFound("id", "subscription", id)
-	}
-	return sub, nil
-}
-
 func (s *Server) handlePortalCancel() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pb, ok := s.portalForm(w, r)
 		if !ok {
 			return
 		}
-		yes := true
 		err := s.hostedWrite(r.Context(), func(tx *db.Tx) error {
-			sub, err := portalSubscription(tx, pb, pathID(r))
-			if err != nil {
-				return err
-			}
-			_, err = s.billingService().Update(tx, s.hostedActor(r, pb.Scope), sub.ID, billing.UpdateParams{CancelAtPeriodEnd: &yes})
+			_, err := s.billingService().CancelForCustomer(tx, s.hostedActor(r, pb.Scope), pb.Session.Customer, pathID(r))
 			return err
 		})
 		s.portalDone(w, r, err, "canceled_ok")
@@ -275,18 +258,8 @@ func (s *Server) handlePortalResume() http.Handler {
 		if !ok {
 			return
 		}
-		no := false
 		err := s.hostedWrite(r.Context(), func(tx *db.Tx) error {
-			sub, err := portalSubscription(tx, pb, pathID(r))
-			if err != nil {
-				return err
-			}
-			a := s.hostedActor(r, pb.Scope)
-			if sub.Status == domain.SubscriptionPaused {
-				_, err = s.billingService().Resume(tx, a, sub.ID)
-				return err
-			}
-			_, err = s.billingService().Update(tx, a, sub.ID, billing.UpdateParams{CancelAtPeriodEnd: &no})
+			_, err := s.billingService().KeepForCustomer(tx, s.hostedActor(r, pb.Scope), pb.Session.Customer, pathID(r))
 			return err
 		})
 		s.portalDone(w, r, err, "resumed_ok")
@@ -309,31 +282,8 @@ func (s *Server) handlePortalCard() http.Handler {
 		card := &payments.CardParams{Number: strings.ReplaceAll(r.PostForm.Get("number"), " ", ""), ExpMonth: month, ExpYear: year,
 			CVC: r.PostForm.Get("cvc"), HolderName: r.PostForm.Get("holder_name")}
 		err := s.hostedWrite(r.Context(), func(tx *db.Tx) error {
-			a := s.hostedActor(r, pb.Scope)
-			si, err := s.pay.CreateSetupIntent(tx, a, payments.SetupIntentParams{Customer: pb.Session.Customer})
-			if err != nil {
-				return err
-			}
-			si, err = s.pay.ConfirmSetupIntent(tx, a, si.ID, payments.SetupConfirmParams{Card: card})
-			if err != nil {
-				return err
-			}
-			if si.PaymentMethod == nil || si.Status != domain.SetupStatusSucceeded {
-				return &domain.Error{Status: http.StatusPaymentRequired, Type: domain.TypeCard, Code: "card_declined", Message: "The card could not be saved."}
-			}
-			subs, _, err := tx.ListSubscriptions(pb.Scope, db.SubscriptionFilter{Customer: pb.Session.Customer}, db.ListParams{Limit: 100})
-			if err != nil {
-				return err
-			}
-			for _, sub := range subs {
-				if domain.SubscriptionFinal(sub.Status) {
-					continue
-				}
-				if _, err := s.billingService().Update(tx, a, sub.ID, billing.UpdateParams{DefaultPaymentMethod: si.PaymentMethod}); err != nil {
-					return err
-				}
-			}
-			return nil
+			_, err := s.billingService().ReplaceCard(tx, s.hostedActor(r, pb.Scope), pb.Session.Customer, card)
+			return err
 		})
 		s.portalDone(w, r, err, "card_saved")
 	})

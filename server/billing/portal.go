@@ -6,10 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"net/http"
 	"time"
 
 	"troco/db"
 	"troco/server/domain"
+	"troco/server/payments"
 )
 
 // Lifetimes of a customer portal session (CONTRACT 12).
@@ -83,4 +85,71 @@ func CreatePortalSession(tx *db.Tx, a domain.Actor, origin string, p PortalParam
 	}
 	ps.CustomerSessionToken = &cst
 	return ps, nil
+}
+
+// CustomerSubscription returns a subscription of the scope that belongs to customer; any other
+// (another customer's, another scope's) is not found. The customer portal and the customer
+// session token act through it, so a customer never reaches another's subscriptions.
+func CustomerSubscription(tx *db.Tx, s domain.Scope, customer, id string) (*domain.Subscription, error) {
+	sub, err := Get(tx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	if sub.Customer != customer {
+		return nil, domain.NotFound("id", "subscription", id)
+	}
+	return sub, nil
+}
+
+// CancelForCustomer sets cancel_at_period_end on a subscription of the customer.
+func (svc *Service) CancelForCustomer(tx *db.Tx, a domain.Actor, customer, id string) (*domain.Subscription, error) {
+	if _, err := CustomerSubscription(tx, a.Scope, customer, id); err != nil {
+		return nil, err
+	}
+	yes := true
+	return svc.Update(tx, a, id, UpdateParams{CancelAtPeriodEnd: &yes})
+}
+
+// KeepForCustomer undoes a cancellation at period end, or resumes a paused subscription, of the
+// customer.
+func (svc *Service) KeepForCustomer(tx *db.Tx, a domain.Actor, customer, id string) (*domain.Subscription, error) {
+	sub, err := CustomerSubscription(tx, a.Scope, customer, id)
+	if err != nil {
+		return nil, err
+	}
+	if sub.Status == domain.SubscriptionPaused {
+		return svc.Resume(tx, a, id)
+	}
+	no := false
+	return svc.Update(tx, a, id, UpdateParams{CancelAtPeriodEnd: &no})
+}
+
+// ReplaceCard saves a card for the customer through a setup intent (the card's verification
+// outcomes apply) and makes it the default payment method of every running subscription of the
+// customer.
+func (svc *Service) ReplaceCard(tx *db.Tx, a domain.Actor, customer string, card *payments.CardParams) (*domain.PaymentMethod, error) {
+	si, err := svc.Payments.CreateSetupIntent(tx, a, payments.SetupIntentParams{Customer: customer})
+	if err != nil {
+		return nil, err
+	}
+	si, err = svc.Payments.ConfirmSetupIntent(tx, a, si.ID, payments.SetupConfirmParams{Card: card})
+	if err != nil {
+		return nil, err
+	}
+	if si.PaymentMethod == nil || si.Status != domain.SetupStatusSucceeded {
+		return nil, &domain.Error{Status: http.StatusPaymentRequired, Type: domain.TypeCard, Code: "card_declined", Message: "The card could not be saved."}
+	}
+	subs, _, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: customer}, db.ListParams{Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	for _, sub := range subs {
+		if domain.SubscriptionFinal(sub.Status) {
+			continue
+		}
+		if _, err := svc.Update(tx, a, sub.ID, UpdateParams{DefaultPaymentMethod: si.PaymentMethod}); err != nil {
+			return nil, err
+		}
+	}
+	return svc.Payments.GetPaymentMethod(tx, a.Scope, *si.PaymentMethod)
 }
