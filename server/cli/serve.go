@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,6 +40,7 @@ type serveConfig struct {
 	dbSync                         string
 	logFormat                      string
 	dunningFinal                   string
+	live                           *liveFlags
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -60,6 +62,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	sync := fs.str("db-sync", "FULL", "SQLite synchronous level: FULL (durable against power loss) or NORMAL")
 	logFormat := fs.str("log-format", "text", "text or json request logs on stderr")
 	dunning := fs.str("dunning-final", "canceled", "canceled or unpaid: what a subscription becomes when the last retry of a declined renewal fails")
+	live := addLiveFlags(fs)
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -72,7 +75,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat,
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live,
 		dunningFinal: strings.ToLower(*dunning)}
 	if c.dunningFinal != "canceled" && c.dunningFinal != "unpaid" {
 		return nil, errors.New("--dunning-final must be canceled or unpaid")
@@ -114,6 +117,11 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	log := slog.New(handler)
 
+	liveSetup, err := cfg.live.build(log)
+	if err != nil {
+		return err
+	}
+
 	clk := clock.NewOffset(clock.Real{}, 0)
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
 	if err != nil {
@@ -149,6 +157,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if liveSetup.webhookCA != nil {
+		server.PixWebhookTLS(tlsConfig, liveSetup.webhookCA)
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.addr, err)
@@ -168,9 +179,26 @@ func serve(ctx context.Context, env Env, args []string) error {
 	runner := jobs.NewRunner(clk, log)
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
-	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
+	// Uploaded files live in <data-dir>/files beside the database. A throwaway :memory: instance
+	// keeps them in a private temporary directory removed at exit: sharing <data-dir>/files with
+	// a real database would let its start-up sweep delete that database's files.
+	filesDir := filepath.Join(cfg.dataDir, "files")
+	if cfg.dbPath == ":memory:" {
+		if filesDir, err = os.MkdirTemp("", "troco-files-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(filesDir)
+	}
+	if err := os.MkdirAll(filesDir, 0o700); err != nil {
+		return fmt.Errorf("create the files directory: %w", err)
+	}
+	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		DunningFinal: domain.DunningFinal(cfg.dunningFinal)})
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, DunningFinal: domain.DunningFinal(cfg.dunningFinal)}
+	if liveSetup.router != nil {
+		srvCfg.Live = liveSetup.router
+	}
+	srv := server.New(srvCfg)
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 
@@ -203,6 +231,25 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 
 	printBanner(env, cfg, org, bootKey, caPath)
+	if liveSetup.pix != nil {
+		// The PSP posts each received PIX to this URL + "/pix", with its client certificate.
+		// Registered once serving has begun, in case the PSP calls the URL to check it.
+		hook := cfg.baseURL + "/processors/pix/webhook"
+		go func() {
+			regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := liveSetup.pix.RegisterWebhook(regCtx, hook); err != nil {
+				log.Error("pix: webhook registration failed; payments are still found by reconciliation, fix and restart", "webhook", hook, "err", err)
+			} else {
+				log.Info("pix: webhook registered", "webhook", hook)
+			}
+		}()
+	}
+	if liveSetup.router == nil {
+		fmt.Fprintln(env.Stdout, "live mode: no processor configured (live payments answer 503 processor_unavailable; see docs/GOING-LIVE.md)")
+	} else {
+		fmt.Fprintf(env.Stdout, "live mode: cards %s, pix %s, boleto not supported\n", onOff(liveSetup.cielo != nil, "cielo"), onOff(liveSetup.pix != nil, "api-pix"))
+	}
 	runner.Start()
 	defer runner.Stop()
 	dispatcher.Start()
@@ -375,4 +422,11 @@ func checkMasterKey(tx *db.Tx, k *secrets.Keyring, dataDir string) error {
 		return fmt.Errorf("%s in %s is not the master key this database was served with: restore that file (it seals the stored webhook secrets) or point --data-dir at the directory that holds it", secrets.MasterKeyFile, dataDir)
 	}
 	return nil
+}
+
+func onOff(on bool, name string) string {
+	if on {
+		return "via " + name
+	}
+	return "not configured"
 }
