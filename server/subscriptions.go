@@ -24,15 +24,22 @@ const subscriptionBatch = 50
 // renewals, sends trial and upcoming-invoice notices and expires incomplete subscriptions; each
 // batch is claimed inside one write transaction, so replicas never renew one twice.
 func (s *Server) subscriptionJob() jobs.Job {
-	svc := s.billingService()
 	return jobs.Job{Name: "subscriptions", Every: 30 * time.Second, Run: func(ctx context.Context, now time.Time) error {
+		svc := s.billingService() // one per run: it collects the live processor calls reserved
 		for {
 			n := 0
 			err := s.db.Write(ctx, func(tx *db.Tx) error {
+				svc.TakePending()
 				var err error
 				n, err = svc.RunDue(tx, now, subscriptionBatch)
 				return err
 			})
+			if err == nil {
+				// Live renewals reserved card charges: make them now that the batch committed.
+				err = svc.ExecutePending(ctx, s.db, svc.TakePending())
+			} else {
+				svc.TakePending()
+			}
 			if err != nil {
 				// The batch rolled back: renew its subscriptions one by one, so the one that fails
 				// is postponed (and logged) instead of holding back every renewal behind it.
@@ -64,16 +71,39 @@ func (s *Server) renewOneByOne(ctx context.Context, svc *billing.Service, now ti
 	}
 	for _, d := range due {
 		id := d.Subscription.ID
-		err := s.db.Write(ctx, func(tx *db.Tx) error { return svc.RunOne(tx, d.Scope, id, now) })
+		err := s.db.Write(ctx, func(tx *db.Tx) error {
+			svc.TakePending()
+			return svc.RunOne(tx, d.Scope, id, now)
+		})
 		if err == nil {
+			if err := svc.ExecutePending(ctx, s.db, svc.TakePending()); err != nil {
+				return false, err
+			}
 			continue
 		}
+		svc.TakePending()
 		s.log.Error("subscription renewal failed; retrying later", slog.String("subscription", id), slog.String("error", err.Error()))
 		if err := s.db.Write(ctx, func(tx *db.Tx) error { return tx.PostponeSubscription(d.Scope, id, now.Add(subscriptionRetry).Unix()) }); err != nil {
 			return false, err
 		}
 	}
 	return len(due) == subscriptionBatch, nil
+}
+
+// billingMutate is mutate for billing operations: a live card charge the operation reserved (the
+// first invoice of a new subscription, a final invoice) is made once the answer is committed, and
+// its outcome reaches the subscription through its invoice (and the webhooks) right after.
+func (s *Server) billingMutate(w http.ResponseWriter, r *http.Request, op func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error)) {
+	svc := s.billingService()
+	s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+		svc.TakePending() // a rolled-back earlier run reserved nothing
+		return op(svc, tx, a)
+	})
+	if calls := svc.TakePending(); len(calls) > 0 {
+		if err := svc.ExecutePending(context.WithoutCancel(r.Context()), s.db, calls); err != nil {
+			s.log.Error("apply a live subscription charge", slog.String("error", err.Error()))
+		}
+	}
 }
 
 func (s *Server) handleSubscriptionCreate() http.Handler {
@@ -83,7 +113,7 @@ func (s *Server) handleSubscriptionCreate() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.billingService().Create(tx, a, p) })
+		s.billingMutate(w, r, func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error) { return svc.Create(tx, a, p) })
 	})
 }
 
@@ -102,7 +132,7 @@ func (s *Server) handleSubscriptionUpdate() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.billingService().Update(tx, a, id, p) })
+		s.billingMutate(w, r, func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error) { return svc.Update(tx, a, id, p) })
 	})
 }
 
@@ -114,7 +144,7 @@ func (s *Server) handleSubscriptionCancel() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.billingService().Cancel(tx, a, id, p) })
+		s.billingMutate(w, r, func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error) { return svc.Cancel(tx, a, id, p) })
 	})
 }
 
@@ -126,7 +156,7 @@ func (s *Server) handleSubscriptionResume() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.billingService().Resume(tx, a, id) })
+		s.billingMutate(w, r, func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error) { return svc.Resume(tx, a, id) })
 	})
 }
 

@@ -46,6 +46,9 @@ type Service struct {
 	// Collectors collect a finalized invoice by its collection method; nil entries fall back to
 	// the built-in ones (card for charge_automatically, nothing for send_invoice).
 	Collectors map[string]Collector
+
+	// pending are the live processor calls reserved in the current transaction (TakePending).
+	pending []PendingCall
 }
 
 // New returns a billing service over the payments engine.

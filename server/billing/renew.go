@@ -12,6 +12,9 @@ import (
 	"troco/server/invoices"
 )
 
+// settleCheck is how long after an in-flight renewal payment the job looks at it again.
+const settleCheck = 5 * time.Minute
+
 // buildInvoice makes the draft invoice of the subscription's current period (not stored): one
 // line per item (zero during a trial), the proration lines waiting in st, the coupon's discount.
 // A credit larger than the charges is carried to the next invoice, so a total is never negative.
@@ -297,6 +300,16 @@ func (svc *Service) advance(tx *db.Tx, a domain.Actor, id string) error {
 				}
 				continue
 			}
+			failed, err := svc.settledUnhandled(tx, a.Scope, sub, inv)
+			if err != nil {
+				return err
+			}
+			if failed {
+				if err := svc.attemptFailed(tx, a, sub.ID, inv.ID); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		// The renewal invoice is coming (a week before the period ends).
 		if upcomingDue(sub, now) {
@@ -355,6 +368,34 @@ func (svc *Service) paymentWaiting(tx *db.Tx, s domain.Scope, sub *domain.Subscr
 		return false, err
 	}
 	return pi.Waiting(), nil
+}
+
+// settledUnhandled reports whether the latest invoice's last attempt failed after the renewal
+// handled it (a live card answer or a processing card resolved later, a declined manual payment),
+// so dunning has not started: the invoice is open, attempted, without a retry scheduled, and its
+// payment intent is no longer in flight. A recorded live answer not applied yet is applied here.
+func (svc *Service) settledUnhandled(tx *db.Tx, s domain.Scope, sub *domain.Subscription, inv *domain.Invoice) (bool, error) {
+	switch sub.Status {
+	case domain.SubscriptionActive, domain.SubscriptionTrialing, domain.SubscriptionPastDue:
+	default:
+		return false, nil
+	}
+	if inv.Status != domain.InvoiceOpen || sub.CollectionMethod != domain.CollectionChargeAutomatically || inv.AttemptCount == 0 ||
+		!inv.NextPaymentAttempt.IsZero() || inv.PaymentIntent == nil {
+		return false, nil
+	}
+	if open, err := svc.Payments.HasOpenCall(tx, s, *inv.PaymentIntent); err != nil || open {
+		return false, err // the reconciliation job, or ExecutePending, applies it
+	}
+	pi, err := svc.Payments.GetIntent(tx, s, *inv.PaymentIntent)
+	if err != nil {
+		return false, err
+	}
+	switch pi.Status {
+	case domain.PIStatusRequiresPaymentMethod, domain.PIStatusCanceled:
+		return true, nil
+	}
+	return false, nil
 }
 
 func upcomingDue(sub *domain.Subscription, now time.Time) bool {
@@ -499,6 +540,12 @@ func (svc *Service) schedule(tx *db.Tx, s domain.Scope, sub *domain.Subscription
 				}
 				if inv.Status == domain.InvoiceOpen && inv.NextPaymentAttempt.Before(end) {
 					consider(inv.NextPaymentAttempt.Time)
+				}
+				inDunning := sub.Status == domain.SubscriptionActive || sub.Status == domain.SubscriptionTrialing || sub.Status == domain.SubscriptionPastDue
+				if inDunning && inv.Status == domain.InvoiceOpen && inv.PaymentIntent != nil && inv.NextPaymentAttempt.IsZero() && inv.AttemptCount > 0 {
+					// A payment in flight (a live card, a processing card): look again once it
+					// had time to settle, so a failure starts dunning.
+					consider(tx.Now.Add(settleCheck))
 				}
 			}
 		}
