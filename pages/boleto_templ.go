@@ -21,6 +21,12 @@ type PaymentBoletoPage struct {
 	DigitableLine string // formatted: 23793.38128 60007.827136 …
 	BarcodeSVG    string
 	Reference     string // the payment intent id
+	// PixCode and PixQRURL are the PIX of the same charge printed on the boleto (boleto híbrido).
+	PixCode  string
+	PixQRURL string
+	// ChargesFrom, when set, is the last day the boleto is payable without fine or interest
+	// (dd/mm/aaaa) because its due date is not a business day.
+	ChargesFrom string
 	// Notice, when set, says the boleto can no longer be paid (paid, expired or canceled).
 	Notice string
 	// Instructions are the bank's instructions (the fine and interest of an invoice after the
@@ -59,13 +65,13 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var2 string
 		templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(b.Payee)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 33, Col: 29}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 39, Col: 29}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</title><style>\n\t\t\t\tbody { font-family: system-ui, -apple-system, \"Segoe UI\", Roboto, sans-serif; color: #111; margin: 0; background: #f4f4f5; }\n\t\t\t\tmain { max-width: 190mm; margin: 16px auto; background: #fff; padding: 12mm; box-sizing: border-box; }\n\t\t\t\t.sandbox { background: #fde047; color: #422006; padding: 8px 12px; font-weight: 600; margin: 0 0 12px; }\n\t\t\t\t.notice { background: #fee2e2; color: #7f1d1d; padding: 8px 12px; margin: 0 0 12px; }\n\t\t\t\th1 { font-size: 18px; margin: 0 0 12px; }\n\t\t\t\ttable { width: 100%; border-collapse: collapse; margin-bottom: 12px; }\n\t\t\t\tth, td { border: 1px solid #999; padding: 6px 8px; text-align: left; font-size: 13px; vertical-align: top; }\n\t\t\t\tth { width: 32%; background: #f8f8f8; font-weight: 600; }\n\t\t\t\t.line { font-family: ui-monospace, \"SFMono-Regular\", Menlo, monospace; font-size: 17px; letter-spacing: 0.5px; margin: 8px 0 12px; word-break: break-all; }\n\t\t\t\t.barcode svg { display: block; max-width: 100%; height: auto; }\n\t\t\t\t.actions { margin-top: 16px; }\n\t\t\t\tbutton { font-size: 15px; padding: 8px 16px; }\n\t\t\t\t@media print { body { background: #fff; } main { margin: 0; padding: 0; } .actions { display: none; } }\n\t\t\t</style></head><body><main data-testid=\"boleto-page\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</title><style>\n\t\t\t\tbody { font-family: system-ui, -apple-system, \"Segoe UI\", Roboto, sans-serif; color: #111; margin: 0; background: #f4f4f5; }\n\t\t\t\tmain { max-width: 190mm; margin: 16px auto; background: #fff; padding: 12mm; box-sizing: border-box; }\n\t\t\t\t.sandbox { background: #fde047; color: #422006; padding: 8px 12px; font-weight: 600; margin: 0 0 12px; }\n\t\t\t\t.notice { background: #fee2e2; color: #7f1d1d; padding: 8px 12px; margin: 0 0 12px; }\n\t\t\t\th1 { font-size: 18px; margin: 0 0 12px; }\n\t\t\t\ttable { width: 100%; border-collapse: collapse; margin-bottom: 12px; }\n\t\t\t\tth, td { border: 1px solid #999; padding: 6px 8px; text-align: left; font-size: 13px; vertical-align: top; }\n\t\t\t\tth { width: 32%; background: #f8f8f8; font-weight: 600; }\n\t\t\t\t.line { font-family: ui-monospace, \"SFMono-Regular\", Menlo, monospace; font-size: 17px; letter-spacing: 0.5px; margin: 8px 0 12px; word-break: break-all; }\n\t\t\t\t.barcode svg { display: block; max-width: 100%; height: auto; }\n\t\t\t\t.pix { border-top: 1px dashed #999; margin-top: 12px; padding-top: 8px; }\n\t\t\t\t.pixcode { font-family: ui-monospace, \"SFMono-Regular\", Menlo, monospace; font-size: 11px; word-break: break-all; }\n\t\t\t\t.actions { margin-top: 16px; }\n\t\t\t\tbutton { font-size: 15px; padding: 8px 16px; }\n\t\t\t\t@media print { body { background: #fff; } main { margin: 0; padding: 0; } .actions { display: none; } }\n\t\t\t</style></head><body><main data-testid=\"boleto-page\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -83,7 +89,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(b.Notice)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 56, Col: 61}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 64, Col: 61}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
@@ -101,7 +107,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var4 string
 		templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(b.Payee)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 61, Col: 57}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 69, Col: 57}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 		if templ_7745c5c3_Err != nil {
@@ -114,7 +120,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayerName)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 62, Col: 82}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 70, Col: 82}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 		if templ_7745c5c3_Err != nil {
@@ -132,7 +138,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayerDocument)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 64, Col: 102}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 72, Col: 102}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {
@@ -151,7 +157,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayerAddress)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 67, Col: 72}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 75, Col: 72}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 			if templ_7745c5c3_Err != nil {
@@ -169,7 +175,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var8 string
 		templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(b.Amount)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 69, Col: 91}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 77, Col: 91}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 		if templ_7745c5c3_Err != nil {
@@ -182,7 +188,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var9 string
 		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(b.DueDate)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 70, Col: 86}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 78, Col: 86}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 		if templ_7745c5c3_Err != nil {
@@ -195,7 +201,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var10 string
 		templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(b.Reference)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 71, Col: 59}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 79, Col: 59}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 		if templ_7745c5c3_Err != nil {
@@ -213,7 +219,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var11 string
 			templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(b.Instructions)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 73, Col: 98}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 81, Col: 98}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 			if templ_7745c5c3_Err != nil {
@@ -231,7 +237,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var12 string
 		templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(b.DigitableLine)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 78, Col: 63}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 86, Col: 63}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 		if templ_7745c5c3_Err != nil {
@@ -245,7 +251,75 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</figure><form class=\"actions\" onsubmit=\"window.print(); return false;\"><button type=\"submit\" data-testid=\"print-button\">Imprimir</button><noscript>Use o comando Imprimir do navegador (Ctrl+P).</noscript></form></main></body></html>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</figure>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if b.ChargesFrom != "" {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<p data-testid=\"boleto-grace\">Vencimento em dia não útil: pagável sem multa e juros até ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var13 string
+			templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(b.ChargesFrom)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 91, Col: 112}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, ".</p>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		if b.PixCode != "" {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<section class=\"pix\" data-testid=\"boleto-pix\"><p><strong>Pague também com PIX</strong> (o mesmo valor; pague só uma vez, com o boleto ou com o PIX)</p><img src=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var14 string
+			templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(b.PixQRURL)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 96, Col: 27}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\" alt=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var15 string
+			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs("QR Code PIX de " + b.Amount)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 96, Col: 64}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "\" width=\"160\" height=\"160\" data-testid=\"boleto-pix-qr\"><p class=\"pixcode\" data-testid=\"pix-code\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var16 string
+			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(b.PixCode)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 97, Col: 59}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "</p></section>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<form class=\"actions\" onsubmit=\"window.print(); return false;\"><button type=\"submit\" data-testid=\"print-button\">Imprimir</button><noscript>Use o comando Imprimir do navegador (Ctrl+P).</noscript></form></main></body></html>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
