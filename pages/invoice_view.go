@@ -147,25 +147,13 @@ func Doc(d *string) string {
 func (p *InvoicePage) Rate(bps int64) string {
 	whole, frac := bps/100, bps%100
 	if frac == 0 {
-		return itoa(whole) + "%"
+		return itoa64(whole) + "%"
 	}
 	sep := ","
 	if p.Lang == En {
 		sep = "."
 	}
-	return itoa(whole) + sep + pad2(int(frac)) + "%"
-}
-
-func itoa(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
+	return itoa64(whole) + sep + pad2(int(frac)) + "%"
 }
 
 // LangURL is this page in the other language.
