@@ -33,6 +33,7 @@ func TestBrowserHostedInvoice(t *testing.T) {
 		chromedp.SendKeys(`input[name="cvc"]`, "123", chromedp.ByQuery),
 		chromedp.SendKeys(`input[name="holder_name"]`, "ANA SOUZA", chromedp.ByQuery),
 		chromedp.Click(tid("invoice-pay-card"), chromedp.ByQuery),
+		chromedp.WaitNotPresent(tid("invoice-pay-card"), chromedp.ByQuery), // the paid page has no form
 		chromedp.WaitVisible(tid("invoice-status"), chromedp.ByQuery),
 	)
 	is.Equal(br.text("invoice-status"), "Paga")
