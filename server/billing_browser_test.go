@@ -25,7 +25,7 @@ func TestBrowserHostedInvoice(t *testing.T) {
 	is.True(br.has("sandbox-banner"))
 	is.Equal(br.text("invoice-status"), "Vencida")
 	is.Equal(br.text("invoice-fine"), "R$ 4,98")
-	br.shootAs("invoice-overdue")
+	br.shootAs("invoice-overdue", false)
 	br.do("pay by card",
 		chromedp.SendKeys(`input[name="number"]`, "4242424242424242", chromedp.ByQuery),
 		chromedp.SendKeys(`input[name="exp_month"]`, "12", chromedp.ByQuery),
@@ -37,7 +37,7 @@ func TestBrowserHostedInvoice(t *testing.T) {
 		chromedp.WaitVisible(tid("invoice-status"), chromedp.ByQuery),
 	)
 	is.Equal(br.text("invoice-status"), "Paga")
-	br.shootAs("invoice-paid")
+	br.shootAs("invoice-paid", false)
 	is.Equal(e.Do("GET", "/v1/invoices/"+inv.Str("id"), e.Test, nil).Str("status"), "paid")
 }
 
@@ -56,10 +56,10 @@ func TestBrowserCustomerPortal(t *testing.T) {
 	br.do("open portal", chromedp.Navigate(ps.Str("url")), chromedp.WaitVisible(tid("portal-sub-"+sub), chromedp.ByQuery))
 	is.Equal(br.text("portal-sub-status-"+sub), "Ativa")
 	is.True(strings.Contains(br.text("portal-card"), "4242"))
-	br.shootAs("portal")
+	br.shootAs("portal", false)
 	br.do("cancel at period end", chromedp.Click(tid("portal-cancel-"+sub), chromedp.ByQuery), chromedp.WaitVisible(tid("portal-resume-"+sub), chromedp.ByQuery))
 	is.Equal(e.sub(sub).Body["cancel_at_period_end"], true)
-	br.shootAs("portal-canceling")
+	br.shootAs("portal-canceling", false)
 	br.do("keep", chromedp.Click(tid("portal-resume-"+sub), chromedp.ByQuery), chromedp.WaitVisible(tid("portal-cancel-"+sub), chromedp.ByQuery))
 	is.Equal(e.sub(sub).Body["cancel_at_period_end"], false)
 	var loc string

@@ -150,12 +150,6 @@ func (c *chrome) has(id string) bool {
 // shoot saves the current page at desktop and phone widths into screenshotDir.
 func (c *chrome) shoot(name string) {
 	c.t.Helper()
-	c.shootAs("checkout-" + name)
-}
-
-// shootAs is shoot with the file name's prefix chosen by the caller (invoice-…, portal-…).
-func (c *chrome) shootAs(name string) {
-	c.t.Helper()
 	dir := screenshotDir(c.t)
 	if dir == "" {
 		return
@@ -176,7 +170,7 @@ func (c *chrome) shootAs(name string) {
 		if err != nil {
 			c.t.Fatalf("screenshot %s: %v", name, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name+"-"+v.suffix+".png"), png, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "checkout-"+name+"-"+v.suffix+".png"), png, 0o644); err != nil {
 			c.t.Logf("screenshot %s not saved: %v", name, err)
 		}
 	}
@@ -331,7 +325,7 @@ func TestBrowserCheckoutLiveAndOtherScreens(t *testing.T) {
 	br.shoot("expired")
 
 	c := e.coSimple(e.Test, nil)
-	br.do("canceled", chromedp.Navigate(c.Str("url")), chromedp.WaitVisible(tid("cancel-link"), chromedp.ByQuery), chromedp.Click(tid("cancel-link"), chromedp.ByQuery), chromedp.WaitVisible(tid("page-canceled"), chromedp.ByQuery))
+	br.do("canceled", chromedp.Navigate(e.URL()+"/checkout/"+c.Str("id")+"/canceled?secret="+c.Str("client_secret")), chromedp.WaitVisible(tid("page-canceled"), chromedp.ByQuery))
 	br.shoot("canceled")
 
 	l := e.Do("POST", "/v1/payment-links", e.Test, map[string]any{"line_items": []any{map[string]any{"price": e.coPrice(e.Test, "Ingresso", 5000, nil)}}})

@@ -113,7 +113,7 @@ func TestHostedInvoicePage(t *testing.T) {
 	is.Equal(digStr(fpi.Body, "next_action.boleto.due_date"), inv["due_date"].(string)[:10])
 	bp := b.get(hostedPath(t, digStr(fpi.Body, "next_action.boleto.url")))
 	is.Equal(bp.Status, 200)
-	is.True(strings.Contains(bp.textOf("boleto-instructions"), "multa de 2% e juros de mora de 1% ao mês"))
+	is.True(strings.Contains(bp.Body, "multa de 2% e juros de mora de 1% ao mês"))
 	due, _ = time.Parse(time.RFC3339, inv["due_date"].(string))
 	e.travel(due.Add(3 * 24 * time.Hour))
 	pg = b.get(s)

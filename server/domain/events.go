@@ -48,7 +48,7 @@ var EventTypes = []EventType{
 
 	{"charge.pending", "A charge is pending (delayed PIX or boleto, processing cards)."},
 	{"charge.succeeded", "A charge succeeded."},
-	{"charge.failed", "A charge failed (SPEC 6.1); payment_error is filled."},
+	{"charge.failed", "A charge failed; payment_error is filled."},
 	{"charge.captured", "An authorized charge was captured."},
 	{"charge.refunded", "A charge was refunded, fully or partly."},
 	{"charge.updated", "A charge's fields changed."},
@@ -93,7 +93,7 @@ var EventTypes = []EventType{
 	{"customer.subscription.paused", "A subscription's collection was paused."},
 	{"customer.subscription.resumed", "A paused subscription was resumed."},
 
-	{"organization.updated", "An organization's financial state changed (activation result, SPEC 6.3)."},
+	{"organization.updated", "An organization's financial state changed (activation result)."},
 
 	{"webhook_endpoint.disabled", "troco disabled a webhook endpoint after a long delivery outage."},
 }
