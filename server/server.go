@@ -4,6 +4,7 @@
 package server
 
 import (
+	"context"
 	"crypto/x509"
 	"log/slog"
 	"net/http"
@@ -49,6 +50,9 @@ type Config struct {
 	RateLimit bool
 	// SimDelay is the delay of simulated delayed settlements.
 	SimDelay time.Duration
+	// DunningFinal is what happens to a subscription when the last retry of a declined renewal
+	// fails: canceled (the default) or unpaid (serve --dunning-final).
+	DunningFinal domain.DunningFinal
 	// Calendar is the business-day calendar (national holidays plus serve --holidays); nil
 	// knows the national holidays only.
 	Calendar *calendar.Calendar
@@ -117,6 +121,7 @@ func New(cfg Config) *Server {
 		}
 		cfg.Jobs.Add(s.checkoutExpiryJob())
 		cfg.Jobs.Add(s.invoiceOverdueJob())
+		cfg.Jobs.Add(s.subscriptionJob())
 		cfg.Jobs.Add(s.pixAuthExpiryJob())
 		s.registerActivationJobs()
 		s.registerDashboardJobs()
@@ -132,6 +137,14 @@ func New(cfg Config) *Server {
 	}
 	// A checkout session's intent is paid through its session: its rules hold on every interface.
 	s.pay.Owner = checkout.OwnerRules()
+	if cfg.BaseURL != "" && cfg.DB != nil {
+		// The hosted invoice URLs are built inside transactions (finalization, renewals): they
+		// read the public base URL from the database, so every replica and job agrees.
+		err := cfg.DB.Write(context.Background(), func(tx *db.Tx) error { return tx.PutSetting(invoices.PublicBaseSetting, cfg.BaseURL) })
+		if err != nil {
+			cfg.Logger.Error("store the public base URL", slog.String("error", err.Error()))
+		}
+	}
 	s.handler = s.routes()
 	return s
 }

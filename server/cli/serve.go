@@ -43,6 +43,7 @@ type serveConfig struct {
 	logFormat                      string
 	oidcIssuer, oidcAudience       string
 	oidcOrgClaim                   string
+	dunningFinal                   string
 	live                           *liveFlags
 	holidays                       string
 }
@@ -68,6 +69,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	oidcIssuer := fs.str("oidc-issuer", "", "external OpenID Connect issuer URL whose JWTs authenticate /api/v1 (discovery + JWKS)")
 	oidcAudience := fs.str("oidc-audience", "", "audience (aud) the --oidc-issuer tokens must carry")
 	oidcOrgClaim := fs.str("oidc-org-claim", "org", "claim of --oidc-issuer tokens that names the organization")
+	dunning := fs.str("dunning-final", "canceled", "canceled or unpaid: what a subscription becomes when the last retry of a declined renewal fails")
 	live := addLiveFlags(fs)
 	holidays := fs.str("holidays", "", "file of local holidays, one YYYY-MM-DD a line, added to the national business-day calendar")
 	pos, err := fs.parse(args)
@@ -83,9 +85,13 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
 		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays,
-		oidcIssuer: strings.TrimSpace(*oidcIssuer), oidcAudience: *oidcAudience, oidcOrgClaim: *oidcOrgClaim}
+		oidcIssuer: strings.TrimSpace(*oidcIssuer), oidcAudience: *oidcAudience, oidcOrgClaim: *oidcOrgClaim,
+		dunningFinal: strings.ToLower(*dunning)}
 	if c.oidcIssuer != "" && (c.oidcAudience == "" || !strings.HasPrefix(c.oidcIssuer, "https://")) {
 		return nil, errors.New("--oidc-issuer must be an https:// URL and needs --oidc-audience")
+	}
+	if c.dunningFinal != "canceled" && c.dunningFinal != "unpaid" {
+		return nil, errors.New("--dunning-final must be canceled or unpaid")
 	}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
@@ -242,7 +248,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
 	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal,
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, DunningFinal: domain.DunningFinal(cfg.dunningFinal),
 		OIDCIssuer: cfg.oidcIssuer, OIDCAudience: cfg.oidcAudience, OIDCOrgClaim: cfg.oidcOrgClaim}
 	if liveSetup.router != nil {
 		srvCfg.Live = liveSetup.router
