@@ -84,3 +84,38 @@ func TestPlatformConfigureSplitRulesFormat(t *testing.T) {
 	is.NoErr(json.Unmarshal(out.Bytes(), &res))
 	is.Equal(res.SplitRules["pix"], map[string]any{"rate": float64(100)})
 }
+
+// user create and user signin-link print a link to the port the running serve recorded, not to
+// the default address; --base-url still overrides it.
+func TestUserSigninLinkUsesServesRecordedBaseURL(t *testing.T) {
+	is := is.New(t)
+	path := filepath.Join(t.TempDir(), "troco.db")
+	var out bytes.Buffer
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &out, "org", "create", "--name", "Loja", "--db", path, "--json")))
+	var org struct{ ID string }
+	is.NoErr(json.Unmarshal(out.Bytes(), &org))
+	schema, _ := os.ReadFile(filepath.Join("..", "..", "schema.sql"))
+	store, err := db.Open(context.Background(), path, db.Options{Schema: string(schema), Clock: clock.Real{}})
+	is.NoErr(err)
+	is.NoErr(store.Write(context.Background(), func(tx *db.Tx) error {
+		return recordServeSettings(tx, &serveConfig{baseURL: "https://localhost:40123", simDelay: 5e9, dataDir: t.TempDir()})
+	}))
+	store.Close()
+
+	var u struct {
+		ID        string
+		SigninURL string `json:"signin_url"`
+	}
+	out.Reset()
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &out, "user", "create", "--org", org.ID, "--email", "dev@example.com", "--role", "developer", "--db", path, "--json")))
+	is.NoErr(json.Unmarshal(out.Bytes(), &u))
+	is.True(strings.HasPrefix(u.SigninURL, "https://localhost:40123/dashboard/signin/link/")) // serve's port
+	out.Reset()
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &out, "user", "signin-link", u.ID, "--db", path, "--json")))
+	is.NoErr(json.Unmarshal(out.Bytes(), &u))
+	is.True(strings.HasPrefix(u.SigninURL, "https://localhost:40123/dashboard/signin/link/"))
+	out.Reset()
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &out, "user", "signin-link", u.ID, "--db", path, "--json", "--base-url", "https://pay.example.com")))
+	is.NoErr(json.Unmarshal(out.Bytes(), &u))
+	is.True(strings.HasPrefix(u.SigninURL, "https://pay.example.com/dashboard/signin/link/")) // the flag wins
+}
