@@ -19,6 +19,7 @@ var CheckoutJS []byte
 //
 //go:embed dashboard.css
 var DashboardCSS []byte
+
 // FaviconSVG is troco's icon, served at /favicon.svg (and /favicon.ico) for every hosted page.
 //
 //go:embed favicon.svg
