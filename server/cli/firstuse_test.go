@@ -119,3 +119,40 @@ func TestUserSigninLinkUsesServesRecordedBaseURL(t *testing.T) {
 	is.NoErr(json.Unmarshal(out.Bytes(), &u))
 	is.True(strings.HasPrefix(u.SigninURL, "https://pay.example.com/dashboard/signin/link/")) // the flag wins
 }
+
+// Keys created and revoked from the command line appear in the owners' audit trail beside those
+// of the dashboard, naming the command line's operator.
+func TestKeyCommandsAreAudited(t *testing.T) {
+	is := is.New(t)
+	path, org := cliDB(t)
+	var out bytes.Buffer
+	env := testCLIEnv(t, &out, "key", "create", "--org", org.ID, "--env", "test", "--name", "ci", "--db", path, "--json")
+	env.Getenv = func(k string) string {
+		if k == "USER" {
+			return "ana"
+		}
+		return ""
+	}
+	is.NoErr(Run(context.Background(), env))
+	var k struct{ ID string }
+	is.NoErr(json.Unmarshal(out.Bytes(), &k))
+	env.Args = []string{"key", "revoke", k.ID, "--reason", "leaked", "--db", path}
+	is.NoErr(Run(context.Background(), env))
+
+	schema, _ := os.ReadFile(filepath.Join("..", "..", "schema.sql"))
+	store, err := db.Open(context.Background(), path, db.Options{Schema: string(schema), Clock: clock.Real{}})
+	is.NoErr(err)
+	defer store.Close()
+	is.NoErr(store.Read(context.Background(), func(tx *db.Tx) error {
+		list, _, err := tx.ListAudit(org.ID, db.ListParams{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(list), 2)
+		is.Equal(list[0].Action, "api_key.revoked") // newest first
+		is.Equal(list[0].ObjectID, k.ID)
+		is.Equal(list[0].Detail, "leaked")
+		is.Equal(list[0].UserEmail, "cli:ana")
+		is.Equal(list[1].Action, "api_key.created")
+		is.Equal(list[1].Detail, "ci (test, read,write)")
+		return nil
+	}))
+}
