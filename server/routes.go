@@ -174,6 +174,13 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
+	// Customer e-mail: the sandbox mailbox (test keys), its hosted page, and the receipt page.
+	v1("GET", "/v1/test-helpers/emails", read, s.handleEmailList())
+	v1("GET", "/v1/test-helpers/emails/:id", read, s.handleEmailGet())
+	v1("GET", "/v1/test-helpers/mailbox", read, s.handleMailboxLink())
+	r.Handler(http.MethodGet, "/mailbox/:id", s.handleMailboxPage())
+	r.Handler(http.MethodGet, "/receipts/:id", s.handleReceiptPage())
+
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())
 

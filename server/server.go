@@ -12,6 +12,7 @@ import (
 	"troco/db"
 	"troco/server/clock"
 	"troco/server/domain"
+	"troco/server/email"
 	"troco/server/invoices"
 	"troco/server/jobs"
 	"troco/server/payments"
@@ -39,6 +40,9 @@ type Config struct {
 	SimDelay time.Duration
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
+	// SMTP sends live-mode customer e-mail; nil means none is sent (each message is recorded as
+	// skipped). Test mode never uses it: its messages go to the sandbox mailbox.
+	SMTP email.Sender
 }
 
 // Server serves troco over HTTP; wrap it in TLS (see package tlsutil).
@@ -51,6 +55,7 @@ type Server struct {
 	touched sync.Map // key id → unix second of the last last_used_at write this process queued
 	handler http.Handler
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
+	mailer  *email.Mailer     // customer e-mail: the sandbox mailbox and SMTP delivery
 }
 
 // New builds the server and its routes.
@@ -66,6 +71,8 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
+	s.pay.ReceiptKey = cfg.Secrets.DeriveKey("receipt url")
+	s.mailer = email.New(email.Options{DB: cfg.DB, Clock: cfg.Clock, Logger: cfg.Logger, Live: cfg.SMTP})
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
 		for _, j := range s.paymentJobs() {
@@ -74,6 +81,7 @@ func New(cfg Config) *Server {
 		cfg.Jobs.Add(s.checkoutExpiryJob())
 		cfg.Jobs.Add(s.invoiceOverdueJob())
 		s.registerActivationJobs()
+		cfg.Jobs.Add(s.mailer.Job())
 	}
 	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3),
 	// then the invoice that payment pays (a processing card of POST /v1/invoices/{id}/pay).

@@ -141,7 +141,8 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 		return nil, err
 	}
 	ch := &domain.Charge{ID: chargeID, PaymentIntent: pi.ID, Customer: pi.Customer, Amount: pi.Amount, Currency: pi.Currency, Description: pi.Description,
-		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata), Status: domain.ChargeStatusPending}
+		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata), Status: domain.ChargeStatusPending,
+		ReceiptURL: s.receiptURL(p.Origin, chargeID)}
 	if err := s.issue(c.org, pi, ch, method, due, p.Origin, tx.Now); err != nil {
 		return nil, err
 	}

@@ -461,7 +461,7 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 	details := &domain.CardDetails{Brand: pm.Card.Brand, Checks: checks, Country: pm.Card.Country, ExpMonth: pm.Card.ExpMonth, ExpYear: pm.Card.ExpYear,
 		Fingerprint: pm.Card.Fingerprint, Funding: pm.Card.Funding, Installments: count, Last4: pm.Card.Last4, Network: pm.Card.Network}
 	ch := &domain.Charge{ID: chargeID, PaymentIntent: pi.ID, Customer: pi.Customer, Amount: total, Currency: pi.Currency, Description: pi.Description,
-		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata),
+		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata), ReceiptURL: s.receiptURL(p.Origin, chargeID),
 		PaymentMethodDetails: domain.PaymentMethodDetails{Type: domain.MethodCreditCard, Card: details}}
 
 	pi.PaymentMethodType = strPtr(domain.MethodCreditCard)

@@ -1,0 +1,283 @@
+package server_test
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+// Sandbox e-mails join the isolation suite of isolation_test.go.
+func init() {
+	isolationResources = append(isolationResources, isoResource{
+		name: "emails",
+		create: func(t *testing.T, e *testEnv, a isoActor) string {
+			cus := mustCreate(t, e, a, "/v1/customers", map[string]any{"email": "iso-mail@example.com"})
+			pi := mustCreate(t, e, a, "/v1/payment-intents", map[string]any{"amount": 1000, "customer": cus})
+			if r := a.do(e, "POST", "/v1/payment-intents/"+pi+"/confirm", map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")}); r.Status != 200 {
+				t.Fatalf("confirm: %d %s", r.Status, r.Raw)
+			}
+			r := a.do(e, "GET", "/v1/test-helpers/emails?limit=1", nil)
+			if r.Status != 200 || len(r.IDs()) == 0 {
+				t.Fatalf("mailbox: %d %s", r.Status, r.Raw)
+			}
+			return r.IDs()[0]
+		},
+		get:    "/v1/test-helpers/emails/:id",
+		routes: []isoRoute{{"GET", "/v1/test-helpers/emails/:id", nil}},
+	})
+}
+
+// mailbox lists the sandbox mailbox with query (e.g. "to=a@b.com&kind=receipt").
+func (e *testEnv) mailbox(token, query string) []map[string]any {
+	e.t.Helper()
+	r := e.Do("GET", "/v1/test-helpers/emails?"+query, token, nil)
+	if r.Status != 200 {
+		e.t.Fatalf("list emails: %d %s", r.Status, r.Raw)
+	}
+	return r.Data()
+}
+
+// getPage fetches a hosted page by absolute URL (or path) without an API key.
+func (e *testEnv) getPage(t *testing.T, u string) (int, string, http.Header) {
+	t.Helper()
+	if strings.HasPrefix(u, "https://") {
+		p, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u = p.RequestURI()
+	}
+	res, err := e.Client.Get(e.URL() + u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b), res.Header
+}
+
+func TestEmailReceiptCardInCustomersLanguageAndZone(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza",
+		"preferred_locales": []string{"en-US", "pt-BR"}, "timezone": "America/New_York"})
+	is.Equal(cus.Status, 200)                                        // customer created
+	is.Equal(cus.Body["timezone"], "America/New_York")               // timezone shown
+	is.Equal(cus.Body["preferred_locales"], []any{"en-US", "pt-BR"}) // preferred_locales shown
+	pi := e.payIntent(e.Test, 12345, map[string]any{"customer": cus.Str("id"), "description": "Plano anual"})
+	r := e.payConfirm(e.Test, pi.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")})
+	is.Equal(r.Status, 200) // paid
+	ch := e.Do("GET", "/v1/charges/"+digStr(r.Body, "latest_charge"), e.Test, nil)
+	receiptURL := ch.Str("receipt_url")
+	is.True(strings.Contains(receiptURL, "/receipts/"+ch.Str("id")+"?s=")) // receipt_url is set
+
+	got := e.mailbox(e.Test, "to=ana@example.com&kind=receipt")
+	is.Equal(len(got), 1) // one receipt
+	m := got[0]
+	is.Equal(m["object"], "email")
+	is.Equal(m["locale"], "en")                         // preferred_locales picks English
+	is.Equal(m["related_object"], ch.Str("id"))         // about the charge
+	is.Equal(m["to"], "ana@example.com")                // the customer's address
+	is.True(strings.HasPrefix(m["id"].(string), "em_")) // id prefix
+	is.True(strings.Contains(m["subject"].(string), "R$123.45"))
+	text, html := m["text"].(string), m["html"].(string)
+	is.True(strings.Contains(text, "Visa card ending in 4242"))               // method
+	is.True(strings.Contains(text, receiptURL))                               // receipt link in the text part
+	is.True(strings.Contains(html, "Plano anual"))                            // description
+	is.True(strings.Contains(text, " EST") || strings.Contains(text, " EDT")) // New York time
+
+	// The hosted receipt page opens with the signature, and only with it.
+	status, page, hdr := e.getPage(t, receiptURL)
+	is.Equal(status, 200)
+	is.True(strings.Contains(page, "R$123.45"))
+	is.True(strings.Contains(page, `data-testid="sandbox-banner"`)) // test mode is marked
+	is.True(strings.Contains(hdr.Get("Content-Security-Policy"), "default-src 'none'"))
+	status, _, _ = e.getPage(t, "/receipts/"+ch.Str("id")+"?s=forged")
+	is.Equal(status, 404) // altered signature
+	status, _, _ = e.getPage(t, "/receipts/"+ch.Str("id"))
+	is.Equal(status, 404) // no signature
+
+	// One e-mail per event, however often the mailbox is read.
+	is.Equal(len(e.mailbox(e.Test, "to=ana@example.com")), 1)
+
+	// A refund sends its own message.
+	rf := e.Do("POST", "/v1/refunds", e.Test, map[string]any{"payment_intent": pi.Str("id"), "amount": 2345})
+	is.Equal(rf.Status, 200)
+	refunds := e.mailbox(e.Test, "kind=refund")
+	is.Equal(len(refunds), 1)
+	is.Equal(refunds[0]["to"], "ana@example.com")
+	is.True(strings.Contains(refunds[0]["text"].(string), "R$23.45"))
+	one := e.Do("GET", "/v1/test-helpers/emails/"+refunds[0]["id"].(string), e.Test, nil)
+	is.Equal(one.Status, 200)
+	is.Equal(one.Str("kind"), "refund")
+}
+
+func TestEmailBoletoAndPixDefaultPortuguese(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pi := e.payIntent(e.Test, 25000, map[string]any{"payment_method_types": []string{"boleto", "pix"}})
+	r := e.payConfirm(e.Test, pi.Str("id"), boletoBuyer("joao.boleto@example.com"))
+	is.Equal(r.Status, 200)
+	line := digStr(r.Body, "next_action.boleto.digitable_line")
+	is.True(line != "")
+	got := e.mailbox(e.Test, "to=joao.boleto@example.com")
+	is.Equal(len(got), 1)
+	m := got[0]
+	is.Equal(m["kind"], "boleto")
+	is.Equal(m["locale"], "pt-BR") // no customer preference: Portuguese
+	is.True(strings.Contains(m["subject"].(string), "R$ 250,00"))
+	is.True(strings.Contains(m["text"].(string), line))                                     // the digitable line
+	is.True(strings.Contains(m["text"].(string), digStr(r.Body, "next_action.boleto.url"))) // the print link
+	is.True(strings.Contains(m["html"].(string), `data-testid="email-code"`))               // the line to copy
+
+	pix := e.payIntent(e.Test, 9990, map[string]any{"payment_method_types": []string{"pix"}})
+	r = e.payConfirm(e.Test, pix.Str("id"), map[string]any{"payment_method_type": "pix", "customer_email": "maria.pix@example.com"})
+	is.Equal(r.Status, 200)
+	code := digStr(r.Body, "next_action.pix.code")
+	got = e.mailbox(e.Test, "to=maria.pix@example.com&kind=pix")
+	is.Equal(len(got), 1)
+	is.True(strings.Contains(got[0]["text"].(string), code)) // the copia e cola
+	// The filter on kind is exact and validated.
+	is.Equal(len(e.mailbox(e.Test, "to=maria.pix@example.com&kind=receipt")), 0)
+	bad := e.Do("GET", "/v1/test-helpers/emails?kind=postcard", e.Test, nil)
+	is.Equal(bad.Status, 400)
+	is.Equal(bad.ErrParam(), "kind")
+
+	// Settling the PIX sends the receipt.
+	ok := e.Do("POST", "/v1/test-helpers/payment-intents/"+pix.Str("id")+"/succeed", e.Test, nil)
+	is.Equal(ok.Status, 200)
+	rec := e.mailbox(e.Test, "to=maria.pix@example.com&kind=receipt")
+	is.Equal(len(rec), 1)
+	is.True(strings.Contains(rec[0]["text"].(string), "PIX"))
+}
+
+func TestEmailInvoiceSentAndPaymentFailed(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.invCustomer("financeiro@cliente.com.br")
+	inv := e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 10,
+		"lines": []any{map[string]any{"amount": 50000, "description": "Consultoria"}}})
+	f := e.Do("POST", "/v1/invoices/"+inv.Str("id")+"/finalize", e.Test, nil)
+	is.Equal(f.Status, 200)
+	got := e.mailbox(e.Test, "to=financeiro@cliente.com.br&kind=invoice")
+	is.Equal(len(got), 1)
+	is.True(strings.Contains(got[0]["text"].(string), f.Str("number"))) // the invoice number
+	is.True(strings.Contains(got[0]["subject"].(string), "R$ 500,00"))
+	is.Equal(got[0]["related_object"], inv.Str("id"))
+
+	// A declined payment of an automatically charged invoice tells the customer.
+	pm := e.invSavedCard(cus, "4000009000000623") // declines when reused
+	inv2 := e.invCreate(map[string]any{"customer": cus, "collection_method": "charge_automatically",
+		"lines": []any{map[string]any{"amount": 7000, "description": "Mensalidade"}}})
+	is.Equal(e.Do("POST", "/v1/invoices/"+inv2.Str("id")+"/finalize", e.Test, nil).Status, 200)
+	p := e.Do("POST", "/v1/invoices/"+inv2.Str("id")+"/pay", e.Test, map[string]any{"payment_method": pm})
+	is.Equal(p.Status, 402) // declined
+	failed := e.mailbox(e.Test, "kind=payment_failed")
+	is.Equal(len(failed), 1)
+	is.True(strings.Contains(failed[0]["text"].(string), "R$ 70,00"))
+	// charge_automatically invoices send no "invoice" message.
+	is.Equal(len(e.mailbox(e.Test, "kind=invoice")), 1)
+}
+
+func TestEmailSkippedAndSettings(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	// A customer without an address: the payment succeeds, the message is recorded as skipped.
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"name": "Sem E-mail"})
+	pi := e.payIntent(e.Test, 1000, map[string]any{"customer": cus.Str("id")})
+	r := e.payConfirm(e.Test, pi.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "succeeded")  // payment unaffected
+	is.Equal(len(e.mailbox(e.Test, "")), 0) // nothing sent
+	skipped := e.mailbox(e.Test, "status=skipped")
+	is.Equal(len(skipped), 1)
+	is.Equal(skipped[0]["skip_reason"], "no_email_address")
+
+	// The organization turns receipts off; other kinds stay on.
+	bad := e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"email_settings": map[string]any{"postcard": true}})
+	is.Equal(bad.Status, 400)
+	is.Equal(bad.ErrParam(), "email_settings[postcard]")
+	up := e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"email_settings": map[string]any{"receipt": false}})
+	is.Equal(up.Status, 200)
+	is.Equal(dig(up.Body, "email_settings.receipt"), false)
+	is.Equal(dig(up.Body, "email_settings.refund"), true)
+	c2 := e.payCustomer(e.Test, "quiet@example.com")
+	pi = e.payIntent(e.Test, 1000, map[string]any{"customer": c2})
+	is.Equal(e.payConfirm(e.Test, pi.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")}).Status, 200)
+	is.Equal(len(e.mailbox(e.Test, "to=quiet@example.com")), 0)
+	off := e.mailbox(e.Test, "status=skipped&kind=receipt")
+	is.Equal(len(off), 2)
+	is.Equal(off[0]["skip_reason"], "kind_disabled")
+	is.Equal(e.Do("POST", "/v1/refunds", e.Test, map[string]any{"payment_intent": pi.Str("id")}).Status, 200)
+	is.Equal(len(e.mailbox(e.Test, "to=quiet@example.com&kind=refund")), 1) // still on
+}
+
+func TestEmailMailboxIsolation(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	other, otherKey := e.NewOrg("Outra Loja", false)
+	cus := e.payCustomer(e.Test, "private@example.com")
+	pi := e.payIntent(e.Test, 1000, map[string]any{"customer": cus})
+	is.Equal(e.payConfirm(e.Test, pi.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")}).Status, 200)
+	mine := e.mailbox(e.Test, "to=private@example.com")
+	is.Equal(len(mine), 1)
+	id := mine[0]["id"].(string)
+
+	is.Equal(len(e.mailbox(otherKey, "to=private@example.com")), 0) // another organization sees nothing
+	is.Equal(e.Do("GET", "/v1/test-helpers/emails/"+id, otherKey, nil).Status, 404)
+	live := e.Do("GET", "/v1/test-helpers/emails", e.Live, nil)
+	is.Equal(live.Status, 403) // test keys only
+	is.Equal(live.ErrCode(), "testmode_required")
+
+	// The hosted mailbox: a signed link per organization.
+	link := e.Do("GET", "/v1/test-helpers/mailbox", e.Test, nil)
+	is.Equal(link.Status, 200)
+	u := link.Str("url")
+	status, page, _ := e.getPage(t, u)
+	is.Equal(status, 200)
+	is.True(strings.Contains(page, `data-testid="sandbox-banner"`))
+	is.True(strings.Contains(page, "private@example.com"))
+	// The other organization's link does not open this mailbox, nor an altered one.
+	otherURL := e.Do("GET", "/v1/test-helpers/mailbox", otherKey, nil).Str("url")
+	status, page, _ = e.getPage(t, otherURL)
+	is.Equal(status, 200)
+	is.True(!strings.Contains(page, "private@example.com"))
+	swapped := strings.Replace(otherURL, other.ID, e.Org.ID, 1)
+	status, _, _ = e.getPage(t, swapped)
+	is.Equal(status, 403) // a signature is for one organization
+	status, _, _ = e.getPage(t, u[:len(u)-3]+"AAA")
+	is.Equal(status, 403) // altered
+	// The message's HTML part is served for the frame, within the same signed link.
+	status, html, hdr := e.getPage(t, u+"&email="+id+"&part=html")
+	is.Equal(status, 200)
+	is.True(strings.Contains(html, "<table"))
+	is.True(strings.Contains(hdr.Get("Content-Security-Policy"), "default-src 'none'")) // no scripts
+	// A day later the link has expired.
+	is.Equal(e.Do("POST", "/v1/test-helpers/advance-clock", e.Test, map[string]any{"seconds": 25 * 3600}).Status, 200)
+	status, _, _ = e.getPage(t, u)
+	is.Equal(status, 403)
+}
+
+func TestCustomerEmailPreferencesValidation(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		name  string
+		body  map[string]any
+		param string
+	}{
+		{"unknown zone", map[string]any{"timezone": "Mars/Olympus"}, "timezone"},
+		{"bad locale", map[string]any{"preferred_locales": []any{"pt BR"}}, "preferred_locales[0]"},
+		{"locales not a list", map[string]any{"preferred_locales": "en"}, "preferred_locales"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			r := e.Do("POST", "/v1/customers", e.Test, c.body)
+			is.Equal(r.Status, 400)
+			is.Equal(r.ErrParam(), c.param)
+		})
+	}
+}
