@@ -136,7 +136,7 @@ func TestMailerRetriesUntilTheServerRecovers(t *testing.T) {
 	ts.mu.Lock()
 	tries := ts.tries
 	ts.mu.Unlock()
-	is.True(tries >= 5*6)    // retried several times each within the hour
+	is.True(tries >= 5*6)   // retried several times each within the hour
 	is.True(tries < 5*runs) // on a backoff schedule, not on every run
 
 	ts.setFailing(false)
@@ -257,15 +257,15 @@ func TestBuildBillingKinds(t *testing.T) {
 func TestRenderEscapesAndNeutralisesHeaders(t *testing.T) {
 	is := is.New(t)
 	c, err := email.Build(email.Input{Kind: domain.EmailRefund, Lang: pages.PtBR, Zone: email.Zone(""), CustomerName: "<script>alert(1)</script>",
-		Brand: email.Brand{Name: "Loja\r\nBcc: evil@x.com", Color: "red;background:url(x)", Logo: "javascript:alert(1)"},
+		Brand:  email.Brand{Name: "Loja\r\nBcc: evil@x.com", Color: "red;background:url(x)", Logo: "javascript:alert(1)"},
 		Refund: &domain.Refund{ID: "re_1", Amount: 1500}, EventAt: time.Now()})
 	is.NoErr(err)
 	is.True(!strings.ContainsAny(c.Subject, "\r\n")) // one header line
 	_, html, err := email.Render(c)
 	is.NoErr(err)
-	is.True(!strings.Contains(html, "<script>"))       // escaped
-	is.True(!strings.Contains(html, "javascript:"))    // no script URL
-	is.True(!strings.Contains(html, "url(x)"))         // colour validated
+	is.True(!strings.Contains(html, "<script>"))    // escaped
+	is.True(!strings.Contains(html, "javascript:")) // no script URL
+	is.True(!strings.Contains(html, "url(x)"))      // colour validated
 	is.Equal(email.Header("a\r\nb\tc\u2028d"), "a b c d")
 	is.True(!email.ValidRecipient("a\"b@example.com"))
 	is.True(!email.ValidRecipient("ana@example.com\r\nBcc: x@y.com"))

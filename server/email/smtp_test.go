@@ -294,7 +294,7 @@ func TestSMTPHeaderInjectionIsNeutralised(t *testing.T) {
 	is.Equal(len(got), 1)
 	is.Equal(got[0].to, []string{"cliente@example.com"}) // no extra recipient
 	msg, _, _ := parts(t, got[0].data)
-	is.Equal(msg.Header.Get("Bcc"), "")     // no injected header
+	is.Equal(msg.Header.Get("Bcc"), "")    // no injected header
 	is.Equal(msg.Header.Get("X-Evil"), "") // none
 	dec := new(mime.WordDecoder)
 	subj, _ := dec.DecodeHeader(msg.Header.Get("Subject"))
