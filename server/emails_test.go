@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -280,4 +282,31 @@ func TestCustomerEmailPreferencesValidation(t *testing.T) {
 			is.Equal(r.ErrParam(), c.param)
 		})
 	}
+}
+
+// The hosted checkout's sandbox bar links to the organization's test mailbox, where the buyer's
+// receipt is once the payment succeeds.
+func TestHostedCheckoutLinksTheSandboxMailbox(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	s := e.coSimple(e.Test, nil)
+	b := e.newBrowser(t)
+	p := b.get(s.Str("url"))
+	is.True(p.testID("sandbox-mailbox"))
+	m := regexp.MustCompile(`href="([^"]+)"[^>]*data-testid="sandbox-mailbox"`).FindStringSubmatch(p.Body)
+	is.True(m != nil)
+	link := html.UnescapeString(m[1])
+	is.True(strings.HasPrefix(link, "/mailbox/"+e.Org.ID+"?"))
+	paid := b.post("/checkout/"+s.Str("id")+"/confirm", cardForm(p, "4242424242424242"))
+	is.True(paid.Status < 400)
+	status, box, _ := e.getPage(t, link)
+	is.Equal(status, 200)
+	is.True(strings.Contains(box, "ana@example.com")) // the receipt of the checkout's buyer
+	is.True(strings.Contains(box, `data-testid="mailbox-message"`))
+
+	// A live checkout has no sandbox bar and no mailbox link.
+	e.activate(t)
+	live := e.coSimple(e.Live, nil)
+	lp := b.get(live.Str("url"))
+	is.True(!lp.testID("sandbox-mailbox"))
 }

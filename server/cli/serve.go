@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"troco/server/clock"
 	"troco/server/core"
 	"troco/server/domain"
+	"troco/server/email"
 	"troco/server/jobs"
 	"troco/server/secrets"
 	"troco/server/tlsutil"
@@ -38,6 +40,9 @@ type serveConfig struct {
 	allowPrivateWebhooks           bool
 	dbSync                         string
 	logFormat                      string
+	// Live customer e-mail (empty smtpURL: none is sent).
+	smtpURL, smtpPasswordFile, smtpFrom   string
+	dkimDomain, dkimSelector, dkimKeyFile string
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -58,6 +63,12 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	private := fs.boolean("allow-private-webhooks", false, "allow live webhook endpoints on loopback and private ranges")
 	sync := fs.str("db-sync", "FULL", "SQLite synchronous level: FULL (durable against power loss) or NORMAL")
 	logFormat := fs.str("log-format", "text", "text or json request logs on stderr")
+	smtpURL := fs.str("smtp-url", "", "live customer e-mail: smtp://user@host:587 (STARTTLS) or smtps://user@host:465 (implicit TLS); test mode never sends")
+	smtpPass := fs.str("smtp-password-file", "", "file holding the SMTP password (preferred to a password in --smtp-url)")
+	smtpFrom := fs.str("smtp-from", "", "sender address of customer e-mail, e.g. recibos@loja.com.br")
+	dkimDomain := fs.str("smtp-dkim-domain", "", "sign customer e-mail with DKIM for this domain (with --smtp-dkim-selector and --smtp-dkim-key-file)")
+	dkimSelector := fs.str("smtp-dkim-selector", "", "DKIM selector")
+	dkimKey := fs.str("smtp-dkim-key-file", "", "PEM private key (RSA or Ed25519) for DKIM")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -70,7 +81,14 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat}
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat,
+		smtpURL: *smtpURL, smtpPasswordFile: *smtpPass, smtpFrom: *smtpFrom, dkimDomain: *dkimDomain, dkimSelector: *dkimSelector, dkimKeyFile: *dkimKey}
+	if c.smtpURL == "" && (c.smtpPasswordFile != "" || c.smtpFrom != "" || c.dkimDomain != "" || c.dkimKeyFile != "") {
+		return nil, errors.New("--smtp-password-file, --smtp-from and --smtp-dkim-* need --smtp-url")
+	}
+	if c.smtpURL != "" && c.smtpFrom == "" {
+		return nil, errors.New("--smtp-url needs --smtp-from (the sender address of customer e-mail)")
+	}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
 	}
@@ -162,8 +180,13 @@ func serve(ctx context.Context, env Env, args []string) error {
 	runner := jobs.NewRunner(clk, log)
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
+	smtpSender, err := cfg.smtpSender()
+	if err != nil {
+		return err
+	}
 	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
-		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks})
+		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
+		SMTP: smtpSender})
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 
@@ -368,4 +391,32 @@ func checkMasterKey(tx *db.Tx, k *secrets.Keyring, dataDir string) error {
 		return fmt.Errorf("%s in %s is not the master key this database was served with: restore that file (it seals the stored webhook secrets) or point --data-dir at the directory that holds it", secrets.MasterKeyFile, dataDir)
 	}
 	return nil
+}
+
+// smtpSender builds the live e-mail sender from the --smtp-* flags (nil without --smtp-url),
+// reading the password and DKIM key files.
+func (c *serveConfig) smtpSender() (email.Sender, error) {
+	if c.smtpURL == "" {
+		return nil, nil
+	}
+	sc := email.SMTPConfig{URL: c.smtpURL, From: c.smtpFrom, DKIMDomain: c.dkimDomain, DKIMSelector: c.dkimSelector}
+	if c.smtpPasswordFile != "" {
+		b, err := os.ReadFile(c.smtpPasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("--smtp-password-file: %w", err)
+		}
+		sc.Password = strings.TrimRight(string(b), "\r\n")
+	}
+	if c.dkimKeyFile != "" {
+		b, err := os.ReadFile(c.dkimKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--smtp-dkim-key-file: %w", err)
+		}
+		sc.DKIMKeyPEM = b
+	}
+	s, err := email.NewSMTP(sc)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
