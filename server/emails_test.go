@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+
+	"troco/server/boleto"
 )
 
 // Sandbox e-mails join the isolation suite of isolation_test.go.
@@ -132,7 +134,9 @@ func TestEmailBoletoAndPixDefaultPortuguese(t *testing.T) {
 	is.Equal(m["kind"], "boleto")
 	is.Equal(m["locale"], "pt-BR") // no customer preference: Portuguese
 	is.True(strings.Contains(m["subject"].(string), "R$ 250,00"))
-	is.True(strings.Contains(m["text"].(string), line))                                     // the digitable line
+	formatted, err := boleto.FormatLine(line)
+	is.NoErr(err)
+	is.True(strings.Contains(m["text"].(string), formatted))                                // the digitable line, grouped as printed
 	is.True(strings.Contains(m["text"].(string), digStr(r.Body, "next_action.boleto.url"))) // the print link
 	is.True(strings.Contains(m["html"].(string), `data-testid="email-code"`))               // the line to copy
 

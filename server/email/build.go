@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"troco/pages"
+	"troco/server/boleto"
 	"troco/server/domain"
 )
 
@@ -82,6 +83,9 @@ func Build(in Input) (Content, error) {
 			c.Facts = append(c.Facts, Fact{t(l, "description"), *pi.Description})
 		}
 		c.CodeLabel, c.Code = t(l, "digitable_line"), b.DigitableLine
+		if f, err := boleto.FormatLine(b.DigitableLine); err == nil {
+			c.Code = f // grouped as printed on the boleto: 23793.38128 60007.827136 …
+		}
 		if pi.PaymentData.Pix != nil && pi.PaymentData.Pix.Code != "" {
 			c.Code2Lbl, c.Code2 = t(l, "boleto_pix"), pi.PaymentData.Pix.Code
 		}
