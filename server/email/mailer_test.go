@@ -22,14 +22,14 @@ import (
 
 // mailEnv is a real SQLite file with one organization, and a way to cause live-mode e-mails.
 type mailEnv struct {
-	t     *testing.T
+	t     testing.TB
 	DB    *db.DB
 	Clock *clock.Offset
 	Org   *domain.Organization
 	Live  domain.Actor
 }
 
-func newMailEnv(t *testing.T) *mailEnv {
+func newMailEnv(t testing.TB) *mailEnv {
 	t.Helper()
 	schema, err := os.ReadFile(filepath.Join("..", "..", "schema.sql"))
 	if err != nil {

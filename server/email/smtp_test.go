@@ -56,7 +56,7 @@ const (
 	modePlain // no TLS offered at all
 )
 
-func startSMTP(t *testing.T, mode smtpMode) *testSMTP {
+func startSMTP(t testing.TB, mode smtpMode) *testSMTP {
 	t.Helper()
 	dir := t.TempDir()
 	lc, err := tlsutil.EnsureLocal(dir, time.Now())
