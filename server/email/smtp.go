@@ -67,6 +67,7 @@ func NewSMTP(cfg SMTPConfig) (*SMTPSender, error) {
 		tlsConf.ServerName = host
 	}
 	opts = append(opts, gomail.WithTLSConfig(tlsConf))
+	authType := gomail.SMTPAuthAutoDiscover
 	port := 0
 	if p := u.Port(); p != "" {
 		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
@@ -90,6 +91,9 @@ func NewSMTP(cfg SMTPConfig) (*SMTPSender, error) {
 			opts = append(opts, gomail.WithTLSPolicy(gomail.TLSOpportunistic))
 		case "none":
 			opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
+			// Without TLS the only mechanism offered in clear is PLAIN, which the SMTP client
+			// then allows to a loopback relay only.
+			authType = gomail.SMTPAuthPlain
 		default:
 			return nil, errors.New("--smtp-url: starttls must be required, opportunistic or none")
 		}
@@ -102,7 +106,7 @@ func NewSMTP(cfg SMTPConfig) (*SMTPSender, error) {
 		if cfg.Password != "" {
 			pass = cfg.Password
 		}
-		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover), gomail.WithUsername(user), gomail.WithPassword(pass))
+		opts = append(opts, gomail.WithSMTPAuth(authType), gomail.WithUsername(user), gomail.WithPassword(pass))
 	}
 	if cfg.DKIMDomain != "" || cfg.DKIMSelector != "" || len(cfg.DKIMKeyPEM) > 0 {
 		if cfg.DKIMDomain == "" || cfg.DKIMSelector == "" || len(cfg.DKIMKeyPEM) == 0 {
