@@ -127,7 +127,12 @@ func EmailForEvent(typ string, obj any) (EmailTrigger, bool) {
 				return EmailTrigger{EmailInvoice, o.ID}, true
 			}
 		case "invoice.upcoming":
-			return EmailTrigger{EmailInvoiceUpcoming, o.ID}, true
+			// The upcoming invoice is a preview without an id: the message is about its subscription.
+			related := o.ID
+			if related == "" && o.Subscription != nil {
+				related = *o.Subscription
+			}
+			return EmailTrigger{EmailInvoiceUpcoming, related}, true
 		case "invoice.payment_failed":
 			return EmailTrigger{EmailPaymentFailed, o.ID}, true
 		}

@@ -247,7 +247,11 @@ func TestBuildBillingKinds(t *testing.T) {
 		is.True(ok)
 		is.Equal(tr.Kind, kind)
 	}
-	tr, ok := domain.EmailForEvent("customer.subscription.deleted", &domain.Subscription{ID: "sub_1"})
+	sub1 := "sub_1"
+	tr, ok := domain.EmailForEvent("invoice.upcoming", &domain.Invoice{Subscription: &sub1}) // a preview has no id
+	is.True(ok)
+	is.Equal(tr.RelatedObject, "sub_1")
+	tr, ok = domain.EmailForEvent("customer.subscription.deleted", &domain.Subscription{ID: "sub_1"})
 	is.True(ok)
 	is.Equal(tr.Kind, domain.EmailSubscriptionCanceled)
 	_, ok = domain.EmailForEvent("invoice.finalized", &domain.Invoice{ID: "inv_1", CollectionMethod: "charge_automatically"})
