@@ -223,3 +223,27 @@ func (tx *Tx) ChargeScope(id string) (domain.Scope, error) {
 	s.Livemode = live == 1
 	return s, translate(err, "find charge")
 }
+
+// QueuedEmail is a message an event queued: its id and kind.
+type QueuedEmail struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+}
+
+// EmailsForEvent returns the messages an event queued (troco trigger prints them).
+func (tx *Tx) EmailsForEvent(eventID string) ([]QueuedEmail, error) {
+	rows, err := tx.query("SELECT id, kind FROM email_outbox WHERE event_id = ? ORDER BY seq", eventID)
+	if err != nil {
+		return nil, translate(err, "emails for event")
+	}
+	defer rows.Close()
+	var out []QueuedEmail
+	for rows.Next() {
+		var q QueuedEmail
+		if err := rows.Scan(&q.ID, &q.Kind); err != nil {
+			return nil, translate(err, "scan email")
+		}
+		out = append(out, q)
+	}
+	return out, translate(rows.Err(), "emails for event")
+}
