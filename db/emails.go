@@ -12,7 +12,7 @@ import (
 // organization's settings, the customer's address) is decided by the mailer, which records why
 // when it is not.
 func (tx *Tx) enqueueEmail(s domain.Scope, e *domain.Event) error {
-	t, ok := domain.EmailForEvent(e.Type, e.Data.Object)
+	t, ok := domain.EmailForEvent(e.Type, e.Data.Object, e.Data.PreviousAttributes)
 	if !ok {
 		return nil
 	}

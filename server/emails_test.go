@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -313,4 +314,24 @@ func TestHostedCheckoutLinksTheSandboxMailbox(t *testing.T) {
 	live := e.coSimple(e.Live, nil)
 	lp := b.get(live.Str("url"))
 	is.True(!lp.testID("sandbox-mailbox"))
+}
+
+// A regenerated boleto (new line and due date) is e-mailed again; the old message stays as sent.
+func TestEmailRegeneratedBoletoIsSentAgain(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.payIntent(e.Test, 5000, nil).Str("id")
+	r := e.payConfirm(e.Test, id, boletoBuyer("pending@example.com"))
+	is.Equal(r.Status, 200)
+	due := time.Now().UTC().AddDate(0, 0, 20).Format("2006-01-02")
+	r2 := e.Do("POST", "/v1/payment-intents/"+id+"/regenerate-boleto", e.Test, map[string]any{"boleto_due_date": due})
+	is.Equal(r2.Status, 200)
+	got := e.mailbox(e.Test, "to=pending@example.com&kind=boleto")
+	is.Equal(len(got), 2) // the first boleto and the new one
+	newLine, err := boleto.FormatLine(digStr(r2.Body, "next_action.boleto.digitable_line"))
+	is.NoErr(err)
+	is.True(strings.Contains(got[0]["text"].(string), newLine)) // newest first: the new line
+	// Updating an intent's metadata sends nothing.
+	is.Equal(e.Do("POST", "/v1/payment-intents/"+id, e.Test, map[string]any{"metadata": map[string]string{"a": "b"}}).Status, 200)
+	is.Equal(len(e.mailbox(e.Test, "to=pending@example.com")), 2)
 }

@@ -97,8 +97,9 @@ type EmailTrigger struct {
 // EmailForEvent is the one table of which events send which e-mail. It is read by
 // db.Tx.InsertEvent, so the message is queued in the same transaction as the event; events that
 // other parts of troco add later (invoice.upcoming, customer.subscription.deleted) start sending
-// as soon as they are emitted. obj is the event's object as emitted.
-func EmailForEvent(typ string, obj any) (EmailTrigger, bool) {
+// as soon as they are emitted. obj is the event's object as emitted; changed, for an *.updated
+// event, holds the previous values of the fields that changed.
+func EmailForEvent(typ string, obj any, changed map[string]any) (EmailTrigger, bool) {
 	switch o := obj.(type) {
 	case *Charge:
 		// A receipt once the money is taken: an immediate capture or a settled PIX/boleto
@@ -108,7 +109,10 @@ func EmailForEvent(typ string, obj any) (EmailTrigger, bool) {
 		}
 	case *PaymentIntent:
 		// A PIX code or a boleto was issued: the buyer must now pay it.
-		if (typ == "payment_intent.pending" || typ == "payment_intent.requires_action") && o.PaymentData != nil {
+		// A regenerated boleto (new due date and line) is sent again.
+		_, reissued := changed["next_action"]
+		reissued = reissued && typ == "payment_intent.updated" && o.Status == PIStatusPending
+		if (typ == "payment_intent.pending" || typ == "payment_intent.requires_action" || reissued) && o.PaymentData != nil {
 			switch {
 			case o.PaymentData.Boleto != nil:
 				return EmailTrigger{EmailBoleto, o.ID}, true

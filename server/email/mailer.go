@@ -99,6 +99,16 @@ func (m *Mailer) run(ctx context.Context, now time.Time, scope *domain.Scope) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// A look on a reader first: with nothing due (most runs, most mailbox reads) the
+		// writer is not taken at all.
+		var due []db.EmailClaim
+		if err := m.o.DB.Read(ctx, func(tx *db.Tx) error {
+			var err error
+			due, err = tx.DueEmails(now, scope, 1)
+			return err
+		}); err != nil || len(due) == 0 {
+			return err
+		}
 		var batch []db.EmailClaim
 		err := m.o.DB.Write(ctx, func(tx *db.Tx) error {
 			cands, err := tx.DueEmails(now, scope, m.o.Batch)

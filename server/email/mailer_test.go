@@ -243,18 +243,18 @@ func TestBuildBillingKinds(t *testing.T) {
 
 	// The events that will carry them map to their kinds.
 	for typ, kind := range map[string]string{"invoice.upcoming": domain.EmailInvoiceUpcoming, "invoice.payment_failed": domain.EmailPaymentFailed} {
-		tr, ok := domain.EmailForEvent(typ, &domain.Invoice{ID: "inv_1", CollectionMethod: "charge_automatically"})
+		tr, ok := domain.EmailForEvent(typ, &domain.Invoice{ID: "inv_1", CollectionMethod: "charge_automatically"}, nil)
 		is.True(ok)
 		is.Equal(tr.Kind, kind)
 	}
 	sub1 := "sub_1"
-	tr, ok := domain.EmailForEvent("invoice.upcoming", &domain.Invoice{Subscription: &sub1}) // a preview has no id
+	tr, ok := domain.EmailForEvent("invoice.upcoming", &domain.Invoice{Subscription: &sub1}, nil) // a preview has no id
 	is.True(ok)
 	is.Equal(tr.RelatedObject, "sub_1")
-	tr, ok = domain.EmailForEvent("customer.subscription.deleted", &domain.Subscription{ID: "sub_1"})
+	tr, ok = domain.EmailForEvent("customer.subscription.deleted", &domain.Subscription{ID: "sub_1"}, nil)
 	is.True(ok)
 	is.Equal(tr.Kind, domain.EmailSubscriptionCanceled)
-	_, ok = domain.EmailForEvent("invoice.finalized", &domain.Invoice{ID: "inv_1", CollectionMethod: "charge_automatically"})
+	_, ok = domain.EmailForEvent("invoice.finalized", &domain.Invoice{ID: "inv_1", CollectionMethod: "charge_automatically"}, nil)
 	is.True(!ok) // charged automatically: no "invoice" e-mail
 }
 
