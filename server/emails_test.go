@@ -204,6 +204,17 @@ func TestEmailSkippedAndSettings(t *testing.T) {
 	is.Equal(len(skipped), 1)
 	is.Equal(skipped[0]["skip_reason"], "no_email_address")
 
+	// An address troco will not send to (a quoted local part): skipped, recorded, payment unaffected.
+	odd := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": `ana"x@example.com`})
+	is.Equal(odd.Status, 200)
+	pi = e.payIntent(e.Test, 1000, map[string]any{"customer": odd.Str("id")})
+	r = e.payConfirm(e.Test, pi.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")})
+	is.Equal(r.Str("status"), "succeeded")
+	skipped = e.mailbox(e.Test, "status=skipped")
+	is.Equal(len(skipped), 2)
+	is.Equal(skipped[0]["skip_reason"], "invalid_email_address")
+	is.Equal(skipped[0]["to"], `ana"x@example.com`)
+
 	// The organization turns receipts off; other kinds stay on.
 	bad := e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"email_settings": map[string]any{"postcard": true}})
 	is.Equal(bad.Status, 400)
@@ -217,7 +228,7 @@ func TestEmailSkippedAndSettings(t *testing.T) {
 	is.Equal(e.payConfirm(e.Test, pi.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")}).Status, 200)
 	is.Equal(len(e.mailbox(e.Test, "to=quiet@example.com")), 0)
 	off := e.mailbox(e.Test, "status=skipped&kind=receipt")
-	is.Equal(len(off), 2)
+	is.Equal(len(off), 3)
 	is.Equal(off[0]["skip_reason"], "kind_disabled")
 	is.Equal(e.Do("POST", "/v1/refunds", e.Test, map[string]any{"payment_intent": pi.Str("id")}).Status, 200)
 	is.Equal(len(e.mailbox(e.Test, "to=quiet@example.com&kind=refund")), 1) // still on
