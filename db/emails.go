@@ -174,7 +174,7 @@ func (tx *Tx) ListEmails(s domain.Scope, f EmailFilter, p ListParams) ([]*domain
 		w.add("status = ?", f.Status)
 	}
 	if f.To != "" {
-		w.add("to_addr = ? COLLATE NOCASE", f.To)
+		w.add("LOWER(to_addr) = LOWER(?)", f.To)
 	}
 	if f.Kind != "" {
 		w.add("kind = ?", f.Kind)

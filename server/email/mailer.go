@@ -221,7 +221,7 @@ func (m *Mailer) retry(ctx context.Context, c db.EmailClaim, now time.Time, caus
 	if len(msg) > 500 {
 		msg = msg[:500]
 	}
-	if c.Attempt > len(Retries) {
+	if c.Attempt > len(Retries) || errors.Is(cause, ErrRecipientRejected) {
 		return m.settle(ctx, c, domain.EmailStatusFailed, "", msg, now)
 	}
 	return m.settle(ctx, c, domain.EmailStatusPending, "", msg, now.Add(Retries[c.Attempt-1]))

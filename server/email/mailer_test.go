@@ -181,6 +181,20 @@ func TestMailerGivesUpAfterTheLastRetry(t *testing.T) {
 	ts.mu.Unlock()
 }
 
+// A recipient the server rejects for good (550) is failed at once, not retried for days.
+func TestMailerFailsARejectedRecipientAtOnce(t *testing.T) {
+	is := is.New(t)
+	e := newMailEnv(t)
+	ts := startSMTP(t, modeStartTLS)
+	sender, err := email.NewSMTP(email.SMTPConfig{URL: "smtp://troco@" + ts.addr, Password: "s3cret", From: "faturas@padaria.com.br", TLSConfig: ts.tlsConfig()})
+	is.NoErr(err)
+	m := email.New(email.Options{DB: e.DB, Clock: e.Clock, Live: sender})
+	e.sendInvoices(1, "nobody@example.com")
+	is.NoErr(m.Run(context.Background(), e.Clock.Now()))
+	is.Equal(e.statuses()["failed"], 1)
+	is.Equal(len(ts.messages()), 0)
+}
+
 // Two mailers (two replicas) on the same database: every message is sent exactly once.
 func TestMailerReplicasSendEachMessageOnce(t *testing.T) {
 	is := is.New(t)

@@ -147,5 +147,14 @@ func (s *SMTPSender) Send(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
-	return c.DialAndSendWithContext(ctx, msg)
+	err = c.DialAndSendWithContext(ctx, msg)
+	var se *gomail.SendError
+	if errors.As(err, &se) && se.Reason == gomail.ErrSMTPRcptTo && !se.IsTemp() && se.ErrorCode() >= 500 {
+		return fmt.Errorf("%w: %v", ErrRecipientRejected, err)
+	}
+	return err
 }
+
+// ErrRecipientRejected is a permanent (5xx) refusal of the recipient address: retrying cannot
+// help, so the message is failed at once. Every other failure is retried.
+var ErrRecipientRejected = errors.New("email: the SMTP server rejected the recipient")
