@@ -21,10 +21,12 @@ type Message struct {
 	// recognisable as the same message.
 	ID       string
 	FromName string
-	To       string
-	Subject  string
-	Text     string
-	HTML     string
+	// ReplyTo is the organization's contact address, so a customer's reply reaches the merchant.
+	ReplyTo string
+	To      string
+	Subject string
+	Text    string
+	HTML    string
 }
 
 // Sender delivers a message to the outside world (SMTP in live mode).
@@ -162,7 +164,7 @@ func (m *Mailer) deliver(ctx context.Context, c db.EmailClaim, now time.Time) er
 	if c.Scope.Livemode && m.o.Live == nil {
 		return m.settle(ctx, c, domain.EmailStatusSkipped, domain.EmailSkipNoSMTP, "", now)
 	}
-	var fromName string
+	var fromName, replyTo string
 	if !c.Rendered {
 		p, err := m.prepare(ctx, &c)
 		if err != nil {
@@ -171,7 +173,7 @@ func (m *Mailer) deliver(ctx context.Context, c db.EmailClaim, now time.Time) er
 		if p.skip != "" {
 			return m.settle(ctx, c, domain.EmailStatusSkipped, p.skip, "", now)
 		}
-		fromName = p.fromName
+		fromName, replyTo = p.fromName, p.replyTo
 		if !c.Scope.Livemode {
 			return m.o.DB.Write(ctx, func(tx *db.Tx) error {
 				if ok, err := tx.SaveRenderedEmail(c); err != nil || !ok {
@@ -194,13 +196,13 @@ func (m *Mailer) deliver(ctx context.Context, c db.EmailClaim, now time.Time) er
 		return m.settle(ctx, c, domain.EmailStatusSent, "", "", now)
 	}
 	if fromName == "" {
-		fromName = m.brandName(ctx, c.Scope.OrgID)
+		fromName, replyTo = m.sender(ctx, c.Scope.OrgID)
 	}
 	to := ""
 	if c.Email.To != nil {
 		to = *c.Email.To
 	}
-	err := m.o.Live.Send(ctx, Message{ID: c.Email.ID, FromName: fromName, To: to, Subject: c.Email.Subject, Text: c.Email.Text, HTML: c.Email.HTML})
+	err := m.o.Live.Send(ctx, Message{ID: c.Email.ID, FromName: fromName, ReplyTo: replyTo, To: to, Subject: c.Email.Subject, Text: c.Email.Text, HTML: c.Email.HTML})
 	if err != nil {
 		m.o.Logger.Warn("email: send failed", "email", c.Email.ID, "attempt", c.Attempt, "error", err)
 		return m.retry(ctx, c, now, err)
@@ -227,16 +229,23 @@ func (m *Mailer) retry(ctx context.Context, c db.EmailClaim, now time.Time, caus
 	return m.settle(ctx, c, domain.EmailStatusPending, "", msg, now.Add(Retries[c.Attempt-1]))
 }
 
-func (m *Mailer) brandName(ctx context.Context, orgID string) string {
-	name := ""
+// sender returns the display name and reply-to address of an organization's messages.
+func (m *Mailer) sender(ctx context.Context, orgID string) (name, replyTo string) {
 	_ = m.o.DB.Read(ctx, func(tx *db.Tx) error {
 		o, err := tx.FindOrganizationByID(orgID)
 		if err == nil {
-			name = brandOf(o).Name
+			name, replyTo = brandOf(o).Name, replyToOf(o)
 		}
 		return nil
 	})
-	return name
+	return name, replyTo
+}
+
+func replyToOf(o *domain.Organization) string {
+	if o.Email != nil && ValidRecipient(*o.Email) {
+		return *o.Email
+	}
+	return ""
 }
 
 func brandOf(o *domain.Organization) Brand {
@@ -257,6 +266,7 @@ func brandOf(o *domain.Organization) Brand {
 type prepared struct {
 	skip     string
 	fromName string
+	replyTo  string
 }
 
 // prepare reads what the message is written from, decides whether it is sent at all (the
@@ -280,7 +290,7 @@ func (m *Mailer) prepare(ctx context.Context, c *db.EmailClaim) (prepared, error
 		}
 		raw, _ := ev.Data.Object.(json.RawMessage)
 		in = Input{Kind: c.Email.Kind, Brand: brandOf(org), Sandbox: !c.Scope.Livemode, EventAt: ev.CreatedAt.Time}
-		p.fromName = in.Brand.Name
+		p.fromName, p.replyTo = in.Brand.Name, replyToOf(org)
 		var customerID *string
 		switch c.Email.Kind {
 		case domain.EmailReceipt:

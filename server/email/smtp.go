@@ -132,6 +132,11 @@ func (s *SMTPSender) Send(ctx context.Context, m Message) error {
 	if err := msg.FromFormat(Header(m.FromName), s.from); err != nil {
 		return fmt.Errorf("email: from: %w", err)
 	}
+	if m.ReplyTo != "" {
+		if err := msg.ReplyTo(m.ReplyTo); err != nil {
+			return fmt.Errorf("email: reply-to: %w", err)
+		}
+	}
 	if strings.ContainsAny(m.To, "\r\n") {
 		return errors.New("email: recipient contains a line break")
 	}

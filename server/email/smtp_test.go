@@ -173,7 +173,7 @@ func (s *smtpSession) Logout() error { return nil }
 
 func sample(id string) email.Message {
 	return email.Message{ID: id, FromName: "Padaria Pão Quente", To: "cliente@example.com", Subject: "Recibo de Padaria Pão Quente: R$ 12,50",
-		Text: "Olá, Ana.\nRecebemos o seu pagamento.", HTML: "<p>Olá, <b>Ana</b>.</p>"}
+		Text: "Olá, Ana.\nRecebemos o seu pagamento.", HTML: "<p>Olá, <b>Ana</b>.</p>", ReplyTo: "contato@padaria.com.br"}
 }
 
 // parts returns the message's headers and its text/plain and text/html bodies.
@@ -228,6 +228,7 @@ func TestSMTPStartTLSWithAuth(t *testing.T) {
 	is.Equal(from.Name, "Padaria Pão Quente")
 	is.Equal(from.Address, "recibos@loja.com.br")
 	is.True(strings.Contains(m.Header.Get("Message-Id"), "em_1@loja.com.br"))
+	is.True(strings.Contains(m.Header.Get("Reply-To"), "contato@padaria.com.br")) // replies reach the merchant
 	is.True(strings.Contains(text, "Recebemos o seu pagamento."))
 	is.True(strings.Contains(html, "<b>Ana</b>"))
 }
