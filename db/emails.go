@@ -247,3 +247,19 @@ func (tx *Tx) EmailsForEvent(eventID string) ([]QueuedEmail, error) {
 	}
 	return out, translate(rows.Err(), "emails for event")
 }
+
+// RenewEmailLease extends a claim's lease until leaseUntil just before a slow step (an SMTP
+// send), so a message that waited its turn in a large batch is not sent by this worker after
+// another replica took it over. It reports false, changing nothing, when the lease was lost.
+func (tx *Tx) RenewEmailLease(c *EmailClaim, leaseUntil time.Time) (bool, error) {
+	res, err := tx.exec("UPDATE email_outbox SET locked_until = ?, lease = lease + 1, updated_at = ? WHERE seq = ? AND lease = ? AND status = 'pending'",
+		leaseUntil.Unix(), tx.now(), c.Seq, c.Lease)
+	if err != nil {
+		return false, translate(err, "renew email lease")
+	}
+	n, err := res.RowsAffected()
+	if n == 1 {
+		c.Lease++
+	}
+	return n == 1, translate(err, "renew email lease")
+}

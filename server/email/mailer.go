@@ -198,6 +198,15 @@ func (m *Mailer) deliver(ctx context.Context, c db.EmailClaim, now time.Time) er
 	if fromName == "" {
 		fromName, replyTo = m.sender(ctx, c.Scope.OrgID)
 	}
+	// The message may have waited behind others of its batch: take the lease afresh for the send.
+	var renewed bool
+	if err := m.o.DB.Write(ctx, func(tx *db.Tx) error {
+		var err error
+		renewed, err = tx.RenewEmailLease(&c, m.o.Clock.Now().Add(m.o.Lease))
+		return err
+	}); err != nil || !renewed {
+		return err
+	}
 	to := ""
 	if c.Email.To != nil {
 		to = *c.Email.To

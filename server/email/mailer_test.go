@@ -292,3 +292,41 @@ func TestRenderEscapesAndNeutralisesHeaders(t *testing.T) {
 	is.Equal(email.Locale([]string{"fr"}), pages.PtBR)
 	is.Equal(email.Locale(nil), pages.PtBR)
 }
+
+// A worker whose lease expired and was taken over cannot renew it: it does not send.
+func TestEmailLeaseTakenOverCannotBeRenewed(t *testing.T) {
+	is := is.New(t)
+	e := newMailEnv(t)
+	e.sendInvoices(1, "ana@example.com")
+	now := e.Clock.Now()
+	lease := func(at time.Time) []db.EmailClaim {
+		var got []db.EmailClaim
+		is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error {
+			cands, err := tx.DueEmails(at, nil, 10)
+			if err != nil {
+				return err
+			}
+			got, err = tx.LeaseEmails(cands, at, at.Add(time.Minute))
+			return err
+		}))
+		return got
+	}
+	first := lease(now)
+	is.Equal(len(first), 1)
+	is.Equal(len(lease(now.Add(30*time.Second))), 0) // still leased
+	second := lease(now.Add(2 * time.Minute))         // the first worker stalled: taken over
+	is.Equal(len(second), 1)
+	var renewed bool
+	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		var err error
+		renewed, err = tx.RenewEmailLease(&first[0], now.Add(5*time.Minute))
+		return err
+	}))
+	is.True(!renewed) // the stalled worker must not send
+	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		var err error
+		renewed, err = tx.RenewEmailLease(&second[0], now.Add(5*time.Minute))
+		return err
+	}))
+	is.True(renewed) // the new holder may
+}
