@@ -314,7 +314,7 @@ func TestEmailLeaseTakenOverCannotBeRenewed(t *testing.T) {
 	first := lease(now)
 	is.Equal(len(first), 1)
 	is.Equal(len(lease(now.Add(30*time.Second))), 0) // still leased
-	second := lease(now.Add(2 * time.Minute))         // the first worker stalled: taken over
+	second := lease(now.Add(2 * time.Minute))        // the first worker stalled: taken over
 	is.Equal(len(second), 1)
 	var renewed bool
 	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error {
