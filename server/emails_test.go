@@ -346,3 +346,25 @@ func TestEmailRegeneratedBoletoIsSentAgain(t *testing.T) {
 	is.Equal(e.Do("POST", "/v1/payment-intents/"+id, e.Test, map[string]any{"metadata": map[string]string{"a": "b"}}).Status, 200)
 	is.Equal(len(e.mailbox(e.Test, "to=pending@example.com")), 2)
 }
+
+// Names and metadata come from organizations and customers: a line break in them never reaches a
+// header, and markup in them is shown as text.
+func TestEmailHeaderInjectionThroughNames(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	is.Equal(e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"name": "Loja\r\nBcc: evil@attacker.example"}).Status, 200)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "<b>Ana</b>\r\nX-Evil: 1",
+		"metadata": map[string]string{"note": "\r\nBcc: evil@attacker.example"}})
+	is.Equal(cus.Status, 200)
+	pi := e.payIntent(e.Test, 1000, map[string]any{"customer": cus.Str("id"), "description": "<script>alert(1)</script>"})
+	is.Equal(e.payConfirm(e.Test, pi.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")}).Status, 200)
+	got := e.mailbox(e.Test, "to=ana@example.com")
+	is.Equal(len(got), 1)
+	subject := got[0]["subject"].(string)
+	is.True(!strings.ContainsAny(subject, "\r\n"))       // one header line
+	is.True(strings.Contains(subject, "Loja Bcc: evil")) // the name, flattened
+	html := got[0]["html"].(string)
+	is.True(!strings.Contains(html, "<script>alert(1)</script>")) // escaped
+	is.True(strings.Contains(html, "&lt;script&gt;"))
+	is.True(!strings.Contains(html, "<b>Ana</b>"))
+}

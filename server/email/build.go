@@ -198,8 +198,10 @@ func Build(in Input) (Content, error) {
 }
 
 func firstName(n string) string {
-	f, _, _ := strings.Cut(n, " ")
-	return f
+	if f := strings.Fields(n); len(f) > 0 {
+		return f[0]
+	}
+	return n
 }
 
 // methodLabel names the instrument of a charge: "Cartão Visa final 4242", "PIX", "Boleto".
