@@ -148,7 +148,7 @@ func (s *Server) mailboxScope(r *http.Request) (domain.Scope, error) {
 	orgID := pathID(r)
 	q := r.URL.Query()
 	exp, err := strconv.ParseInt(q.Get("expires"), 10, 64)
-	forbidden := &domain.Error{Status: http.StatusForbidden, Type: domain.TypeInvalidRequest, Code: "mailbox_link_invalid",
+	forbidden := &domain.Error{Status: http.StatusForbidden, Type: domain.TypeInvalidRequest, Code: domain.CodeMailboxLinkInvalid,
 		Message: "This mailbox link is invalid or expired; get a new one from GET /v1/test-helpers/mailbox."}
 	if err != nil || !hmac.Equal([]byte(s.mailboxSignature(orgID, exp)), []byte(q.Get("signature"))) || s.cfg.Clock.Now().Unix() > exp {
 		return domain.Scope{}, forbidden
