@@ -97,9 +97,16 @@ func (m *Mailer) DeliverScope(ctx context.Context, s domain.Scope) error {
 }
 
 func (m *Mailer) run(ctx context.Context, now time.Time, scope *domain.Scope) error {
+	// A run starts no SMTP send after half a lease, so a hanging server cannot hold a run (and a
+	// graceful shutdown) for long; messages left leased are picked up again after their lease.
+	started := m.o.Clock.Now()
+	overtime := func() bool { return m.o.Clock.Now().Sub(started) > m.o.Lease/2 }
 	for range 10000 {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if overtime() {
+			return nil
 		}
 		// A look on a reader first: with nothing due (most runs, most mailbox reads) the
 		// writer is not taken at all.
@@ -140,6 +147,11 @@ func (m *Mailer) run(ctx context.Context, now time.Time, scope *domain.Scope) er
 			}
 			wg.Add(1)
 			sem <- struct{}{}
+			if overtime() || ctx.Err() != nil {
+				<-sem
+				wg.Done()
+				continue
+			}
 			go func(c db.EmailClaim) {
 				defer func() { <-sem; wg.Done() }()
 				if err := m.deliver(ctx, c, now); err != nil {

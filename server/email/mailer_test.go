@@ -181,6 +181,29 @@ func TestMailerGivesUpAfterTheLastRetry(t *testing.T) {
 	ts.mu.Unlock()
 }
 
+// A server that stops answering cannot hold a run: after half a lease no new send starts, and
+// the messages not tried stay pending for the next run.
+func TestMailerRunStopsStartingSendsAfterHalfALease(t *testing.T) {
+	is := is.New(t)
+	e := newMailEnv(t)
+	ts := startSMTP(t, modeStartTLS)
+	ts.mu.Lock()
+	ts.hang = 3 * time.Second
+	ts.mu.Unlock()
+	sender, err := email.NewSMTP(email.SMTPConfig{URL: "smtp://troco@" + ts.addr, Password: "s3cret", From: "faturas@padaria.com.br",
+		TLSConfig: ts.tlsConfig(), Timeout: time.Second})
+	is.NoErr(err)
+	m := email.New(email.Options{DB: e.DB, Clock: e.Clock, Live: sender, Workers: 1, Lease: 2 * time.Second})
+	e.sendInvoices(10, "ana@example.com")
+	is.NoErr(m.Run(context.Background(), e.Clock.Now()))
+	ts.mu.Lock()
+	tries := ts.tries
+	ts.mu.Unlock()
+	is.True(tries <= 3)                   // it stopped starting sends (10 without the limit)
+	is.Equal(e.statuses()["pending"], 10) // and lost none
+	is.Equal(len(ts.messages()), 0)
+}
+
 // A recipient the server rejects for good (550) is failed at once, not retried for days.
 func TestMailerFailsARejectedRecipientAtOnce(t *testing.T) {
 	is := is.New(t)

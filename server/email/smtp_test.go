@@ -36,7 +36,8 @@ type testSMTP struct {
 	pass    string
 	mu      sync.Mutex
 	got     []received
-	failing bool // answer 451 to every DATA (a server that is down for the moment)
+	failing bool          // answer 451 to every DATA (a server that is down for the moment)
+	hang    time.Duration // wait this long before reading DATA (a server that stopped answering)
 	tries   int
 }
 
@@ -153,13 +154,17 @@ func (s *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 func (s *smtpSession) Data(r io.Reader) error {
+	s.ts.mu.Lock()
+	hang := s.ts.hang
+	s.ts.tries++ // every DATA the client starts
+	s.ts.mu.Unlock()
+	time.Sleep(hang)
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return err
 	}
 	s.ts.mu.Lock()
 	defer s.ts.mu.Unlock()
-	s.ts.tries++
 	if s.ts.failing {
 		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
 	}
