@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -85,6 +86,14 @@ func TestEndToEndLiveEmailBySMTP(t *testing.T) {
 	in := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", dbPath, "--data-dir", filepath.Join(dir, "data"), "--sandbox-key", sandbox,
 		"--allow-time-travel", "--smtp-url", "smtp://troco@"+ln.Addr().String()+"?starttls=none", "--smtp-password-file", passFile,
 		"--smtp-from", "faturas@loja.com.br")
+
+	// The banner prints a link to the sandbox mailbox, and it opens.
+	m := regexp.MustCompile(`sandbox mailbox [^\n]*: (https://\S+)`).FindStringSubmatch(in.stdout.String())
+	is.True(m != nil)
+	res, err := in.client.Get(strings.Replace(m[1], "localhost", "127.0.0.1", 1))
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, 200)
 
 	is.Equal(in.do("POST", "/v1/customers", sandbox, map[string]any{"email": "teste@example.com"}).status, 200)
 	events := in.do("GET", "/v1/events?limit=1", sandbox, nil)

@@ -218,7 +218,11 @@ func serve(ctx context.Context, env Env, args []string) error {
 		}
 	}
 
-	printBanner(env, cfg, org, bootKey, caPath)
+	mailbox := ""
+	if org != nil {
+		mailbox = srv.MailboxLink(cfg.baseURL, org.ID)
+	}
+	printBanner(env, cfg, org, bootKey, caPath, mailbox)
 	runner.Start()
 	defer runner.Stop()
 	dispatcher.Start()
@@ -338,7 +342,7 @@ func httpsRequired(baseURL string) http.Handler {
 	})
 }
 
-func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domain.APIKey, caPath string) {
+func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domain.APIKey, caPath, mailbox string) {
 	w := env.Stdout
 	fmt.Fprintf(w, "troco listening on %s\n", cfg.baseURL)
 	if caPath != "" {
@@ -346,6 +350,9 @@ func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domai
 	}
 	if org != nil {
 		fmt.Fprintf(w, "bootstrap organization: %s (%s)\n", org.ID, org.ActivationStatus)
+	}
+	if mailbox != "" {
+		fmt.Fprintf(w, "sandbox mailbox (test-mode customer e-mail; link valid 24 h, renew with GET /v1/test-helpers/mailbox): %s\n", mailbox)
 	}
 	if key == nil {
 		return
