@@ -368,3 +368,27 @@ func TestEmailHeaderInjectionThroughNames(t *testing.T) {
 	is.True(strings.Contains(html, "&lt;script&gt;"))
 	is.True(!strings.Contains(html, "<b>Ana</b>"))
 }
+
+// The receipt page tells the charge's state: a declined card or a boleto still to be paid is not
+// shown as received.
+func TestReceiptPageShowsTheChargesState(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pi := e.payIntent(e.Test, 1000, nil)
+	r := e.payConfirm(e.Test, pi.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4000000000000002")})
+	is.Equal(r.Status, 402) // declined
+	chs := e.Do("GET", "/v1/charges?payment_intent="+pi.Str("id"), e.Test, nil).Data()
+	is.Equal(len(chs), 1)
+	status, page, _ := e.getPage(t, chs[0]["receipt_url"].(string))
+	is.Equal(status, 200)
+	is.True(strings.Contains(page, "Pagamento não aprovado"))
+	is.True(!strings.Contains(page, "Pagamento confirmado"))
+
+	bol := e.payIntent(e.Test, 5000, nil)
+	r = e.payConfirm(e.Test, bol.Str("id"), boletoBuyer("pending@example.com"))
+	ch := e.Do("GET", "/v1/charges/"+r.Str("latest_charge"), e.Test, nil)
+	status, page, _ = e.getPage(t, ch.Str("receipt_url"))
+	is.Equal(status, 200)
+	is.True(strings.Contains(page, "Pagamento aguardando confirmação"))
+	is.Equal(len(e.mailbox(e.Test, "kind=receipt")), 0) // no receipt e-mail before the money arrives
+}
