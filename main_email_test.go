@@ -101,6 +101,12 @@ func TestEndToEndLiveEmailBySMTP(t *testing.T) {
 	var live struct{ Token string }
 	cliJSON(t, envFrom(nil), &live, "key", "create", "--org", org, "--env", "live", "--name", "mail", "--db", dbPath)
 
+	// A test-mode payment: its receipt goes to the sandbox mailbox, never to the relay.
+	tc := in.do("POST", "/v1/customers", sandbox, map[string]any{"email": "financeiro@cliente.com.br"})
+	tpi := in.do("POST", "/v1/payment-intents", sandbox, map[string]any{"amount": 1000, "customer": tc.body["id"]})
+	card := map[string]any{"number": "4242424242424242", "exp_month": 12, "exp_year": time.Now().Year() + 2, "cvc": "123"}
+	is.Equal(in.do("POST", "/v1/payment-intents/"+tpi.body["id"].(string)+"/confirm", sandbox, map[string]any{"payment_method_type": "credit_card", "card": card}).status, 200)
+
 	cus := in.do("POST", "/v1/customers", live.Token, map[string]any{"email": "financeiro@cliente.com.br", "name": "Ana Souza"})
 	is.Equal(cus.status, 200)
 	inv := in.do("POST", "/v1/invoices", live.Token, map[string]any{"customer": cus.body["id"], "collection_method": "send_invoice", "days_until_due": 5,
@@ -127,7 +133,9 @@ func TestEndToEndLiveEmailBySMTP(t *testing.T) {
 	is.Equal(relay.rcpt[0], []string{"financeiro@cliente.com.br"})
 	is.True(strings.Contains(relay.msgs[0], "faturas@loja.com.br"))
 	is.True(strings.Contains(relay.msgs[0], fin.body["number"].(string)))
-	// The test-mode world never reached the relay; its mailbox is empty of live mail.
-	is.Equal(len(in.do("GET", "/v1/test-helpers/emails?to=financeiro@cliente.com.br", sandbox, nil).ids()), 0)
+	// The test-mode receipt never reached the relay: it is in the sandbox mailbox.
+	box := in.do("GET", "/v1/test-helpers/emails?to=financeiro@cliente.com.br", sandbox, nil)
+	is.Equal(len(box.ids()), 1)
+	is.Equal(box.body["data"].([]any)[0].(map[string]any)["kind"], "receipt")
 	is.NoErr(in.stop())
 }
