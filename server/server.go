@@ -13,6 +13,7 @@ import (
 	"troco/server/clock"
 	"troco/server/domain"
 	"troco/server/email"
+	"troco/server/files"
 	"troco/server/invoices"
 	"troco/server/jobs"
 	"troco/server/payments"
@@ -43,6 +44,9 @@ type Config struct {
 	// SMTP sends live-mode customer e-mail; nil means none is sent (each message is recorded as
 	// skipped). Test mode never uses it: its messages go to the sandbox mailbox.
 	SMTP email.Sender
+	// FilesDir holds the bytes of uploaded files (serve: <data-dir>/files, or a private
+	// temporary directory for --db :memory:). When empty, New creates a temporary directory.
+	FilesDir string
 }
 
 // Server serves troco over HTTP; wrap it in TLS (see package tlsutil).
@@ -56,6 +60,7 @@ type Server struct {
 	handler http.Handler
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 	mailer  *email.Mailer     // customer e-mail: the sandbox mailbox and SMTP delivery
+	files   *files.Store      // the bytes of uploaded files
 }
 
 // New builds the server and its routes.
@@ -73,6 +78,7 @@ func New(cfg Config) *Server {
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
 	s.pay.ReceiptKey = cfg.Secrets.DeriveKey("receipt url")
 	s.mailer = email.New(email.Options{DB: cfg.DB, Clock: cfg.Clock, Logger: cfg.Logger, Live: cfg.SMTP})
+	s.files = s.openFiles()
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
 		for _, j := range s.paymentJobs() {

@@ -63,7 +63,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	is.NoErr(err) // open database
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	runner := jobs.NewRunner(clk, log)
-	cfg := server.Config{DB: d, Clock: clk, Logger: log, Jobs: runner, AllowTimeTravel: true, SimDelay: 3 * time.Minute}
+	cfg := server.Config{DB: d, Clock: clk, Logger: log, Jobs: runner, AllowTimeTravel: true, SimDelay: 3 * time.Minute, FilesDir: filepath.Join(filepath.Dir(path), "files")}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -184,9 +184,22 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Uploaded files live in <data-dir>/files beside the database. A throwaway :memory: instance
+	// keeps them in a private temporary directory removed at exit: sharing <data-dir>/files with
+	// a real database would let its start-up sweep delete that database's files.
+	filesDir := filepath.Join(cfg.dataDir, "files")
+	if cfg.dbPath == ":memory:" {
+		if filesDir, err = os.MkdirTemp("", "troco-files-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(filesDir)
+	}
+	if err := os.MkdirAll(filesDir, 0o700); err != nil {
+		return fmt.Errorf("create the files directory: %w", err)
+	}
 	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		SMTP: smtpSender})
+		FilesDir: filesDir, SMTP: smtpSender})
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 

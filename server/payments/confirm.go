@@ -506,6 +506,11 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 		if err := recordSale(tx, a.Scope, c.org, pi, ch); err != nil {
 			return nil, err
 		}
+		if res.Dispute != nil {
+			if err := scheduleDispute(tx, a.Scope, ch.ID, *res.Dispute); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if ch.Status == domain.ChargeStatusPending && res.SettlesLater {
 		if err := tx.ScheduleTransition(db.ScheduledTransition{Scope: a.Scope, PaymentIntent: pi.ID, Charge: ch.ID, Action: ActionSucceed,

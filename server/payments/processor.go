@@ -69,6 +69,9 @@ type CardResult struct {
 	// after its SimDelay: the sandbox's "wait for the webhook" of SPEC 7.1. A network processor
 	// leaves it false and reports the outcome itself.
 	SettlesLater bool
+	// Dispute, in the sandbox, is the dispute a dispute test card opens a minute after its
+	// charge is captured (CONTRACT 17). A network processor reports disputes by itself.
+	Dispute *card.Dispute
 }
 
 // AsyncRequest opens a PIX or boleto charge; Email is the buyer's (it picks the SPEC 8.5 rule in
@@ -106,6 +109,11 @@ func (Simulator) AuthorizeCard(_ context.Context, req CardRequest) (CardResult, 
 		return out, nil
 	}
 	out.AuthorizationCode = authorizationCode(req.ChargeID)
+	if req.Card != nil {
+		if d, ok := card.DisputeFor(req.Card.Number); ok {
+			out.Dispute = &d
+		}
+	}
 	return out, nil
 }
 

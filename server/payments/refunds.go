@@ -53,6 +53,10 @@ func (s *Service) CreateRefund(tx *db.Tx, a domain.Actor, p RefundParams) (*doma
 	if ch.Status != domain.ChargeStatusSucceeded || !ch.Captured {
 		return nil, domain.Invalid("charge", "Charge %s cannot be refunded: only captured charges can (an uncaptured authorization is released by canceling its payment intent).", ch.ID)
 	}
+	inquiry, err := s.checkRefundable(tx, a, ch)
+	if err != nil {
+		return nil, err
+	}
 	remaining := ch.AmountCaptured - ch.AmountRefunded
 	if remaining <= 0 {
 		return nil, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeChargeAlreadyRefunded, Param: "charge",
@@ -103,7 +107,14 @@ func (s *Service) CreateRefund(tx *db.Tx, a domain.Actor, p RefundParams) (*doma
 	if err := emit(tx, a, "refund.created", r, nil); err != nil {
 		return nil, err
 	}
-	return r, emit(tx, a, "charge.refunded", ch, &chBefore)
+	if err := emit(tx, a, "charge.refunded", ch, &chBefore); err != nil {
+		return nil, err
+	}
+	if inquiry != nil && !domain.DisputeClosed(inquiry.Status) {
+		// A refunded inquiry has nothing left to dispute (Stripe closes it).
+		return r, s.finish(tx, a, inquiry, domain.DisputeWarningClosed)
+	}
+	return r, nil
 }
 
 // GetRefund returns a refund of the scope.
