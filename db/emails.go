@@ -263,3 +263,12 @@ func (tx *Tx) RenewEmailLease(c *EmailClaim, leaseUntil time.Time) (bool, error)
 	}
 	return n == 1, translate(err, "renew email lease")
 }
+
+// PendingEmailsDue counts a scope's pending messages due at now, leased or not: the sandbox
+// mailbox waits for those another worker is rendering.
+func (tx *Tx) PendingEmailsDue(s domain.Scope, now time.Time) (int, error) {
+	var n int
+	err := tx.queryRow("SELECT COUNT(*) FROM email_outbox WHERE org_id = ? AND livemode = ? AND status = 'pending' AND next_attempt_at <= ?",
+		s.OrgID, boolInt(s.Livemode), now.Unix()).Scan(&n)
+	return n, translate(err, "count pending emails")
+}

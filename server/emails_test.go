@@ -1,12 +1,14 @@
 package server_test
 
 import (
+	"context"
 	"html"
 	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -391,4 +393,37 @@ func TestReceiptPageShowsTheChargesState(t *testing.T) {
 	is.Equal(status, 200)
 	is.True(strings.Contains(page, "Pagamento aguardando confirmação"))
 	is.Equal(len(e.mailbox(e.Test, "kind=receipt")), 0) // no receipt e-mail before the money arrives
+}
+
+// Concurrent mailbox reads right after the payments all see every message, whichever of them (or
+// the scheduled job) renders it.
+func TestEmailConcurrentMailboxReadsSeeEveryMessage(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "busy@example.com")
+	for range 5 {
+		pi := e.payIntent(e.Test, 1000, map[string]any{"customer": cus})
+		is.Equal(e.payConfirm(e.Test, pi.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")}).Status, 200)
+	}
+	var wg sync.WaitGroup
+	counts := make([]int, 8)
+	for i := range counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := e.TryDo("GET", "/v1/test-helpers/emails?to=busy@example.com", e.Test, nil)
+			if err == nil && r.Status == 200 {
+				counts[i] = len(r.Data())
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { // the scheduled job, at the same time
+		defer wg.Done()
+		_ = e.Jobs.RunDue(context.Background())
+	}()
+	wg.Wait()
+	for _, n := range counts {
+		is.Equal(n, 5) // every read saw the five receipts
+	}
 }

@@ -92,8 +92,26 @@ func (m *Mailer) Run(ctx context.Context, now time.Time) error {
 
 // DeliverScope delivers the due messages of one organization's environment at once: the
 // sandbox mailbox calls it before it lists, so a message is there as soon as its event is.
+// Messages another worker (the scheduled job, a concurrent read) holds are waited for, up to
+// two seconds, so the read sees them too.
 func (m *Mailer) DeliverScope(ctx context.Context, s domain.Scope) error {
-	return m.run(ctx, m.o.Clock.Now(), &s)
+	ctx = context.WithoutCancel(ctx) // a client that hangs up must not leave messages leased
+	for range 100 {
+		now := m.o.Clock.Now()
+		if err := m.run(ctx, now, &s); err != nil {
+			return err
+		}
+		var n int
+		if err := m.o.DB.Read(ctx, func(tx *db.Tx) error {
+			var err error
+			n, err = tx.PendingEmailsDue(s, now)
+			return err
+		}); err != nil || n == 0 {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
 }
 
 func (m *Mailer) run(ctx context.Context, now time.Time, scope *domain.Scope) error {
