@@ -626,6 +626,47 @@ CREATE TABLE checkout_discounts (
 CREATE INDEX checkout_discounts_coupon ON checkout_discounts (coupon_id);
 CREATE INDEX checkout_discounts_promotion_code ON checkout_discounts (promotion_code_id);
 
+-- migrate: 110
+-- Live-mode processor calls (Cielo, API Pix). A call is reserved in one transaction (state
+-- reserved, with the idempotent reference the processor knows it by), made outside any
+-- transaction, and its answer recorded (done) then applied to the charge (applied). A PIX charge
+-- the PSP opened waits (waiting) until its webhook or the reconciliation job sees it paid or
+-- expired. next_check_at is when the reconciliation job looks at the row next (also its claim).
+CREATE TABLE processor_calls (
+    seq                INTEGER PRIMARY KEY,
+    id                 TEXT    NOT NULL UNIQUE,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    kind               TEXT    NOT NULL,
+    method             TEXT    NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    charge_id          TEXT    NOT NULL,
+    refund_id          TEXT,
+    reference          TEXT    NOT NULL UNIQUE,
+    amount             INTEGER NOT NULL,
+    params             TEXT    NOT NULL DEFAULT '{}',
+    state              TEXT    NOT NULL,
+    result             TEXT,
+    processor_id       TEXT,
+    attempts           INTEGER NOT NULL DEFAULT 0,
+    next_check_at      INTEGER NOT NULL,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL
+);
+CREATE INDEX processor_calls_due ON processor_calls (state, next_check_at);
+CREATE INDEX processor_calls_intent ON processor_calls (org_id, livemode, payment_intent_id, state);
+CREATE INDEX processor_calls_charge ON processor_calls (org_id, livemode, charge_id, kind);
+
+-- migrate: 111
+-- A live saved card's processor token (Cielo CardToken), sealed with the master key.
+CREATE TABLE processor_card_tokens (
+    payment_method_id  TEXT    PRIMARY KEY,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    sealed_token       TEXT    NOT NULL,
+    created_at         INTEGER NOT NULL
+);
+
 -- migrate: 130
 -- Files (issue 13). The bytes live on disk in the files directory under the file's id (never a
 -- name a request chooses); the row is written after the bytes are durable, and a sweep at start

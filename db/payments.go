@@ -354,7 +354,9 @@ func scanRefund(s scanner) (*domain.Refund, error) {
 
 // CreateRefund inserts r in scope, assigning id and timestamps.
 func (tx *Tx) CreateRefund(s domain.Scope, r *domain.Refund) error {
-	r.ID = domain.NewID(domain.PrefixRefund)
+	if r.ID == "" {
+		r.ID = domain.NewID(domain.PrefixRefund)
+	}
 	r.Object = "refund"
 	r.Livemode = s.Livemode
 	r.CreatedAt, r.UpdatedAt = domain.At(tx.Now), domain.At(tx.Now)

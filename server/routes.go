@@ -191,6 +191,9 @@ func (s *Server) routes() http.Handler {
 	v1("GET", "/v1/test-helpers/mailbox", read, s.handleMailboxLink())
 	r.Handler(http.MethodGet, "/mailbox/:id", s.handleMailboxPage())
 	r.Handler(http.MethodGet, "/receipts/:id", s.handleReceiptPage())
+	// The PSP's PIX webhook (live mode): mutual TLS, the PSP's client certificate.
+	r.Handler(http.MethodPost, "/processors/pix/webhook/pix", s.handlePixWebhook())
+	r.Handler(http.MethodPost, "/processors/pix/webhook", s.handlePixWebhook())
 
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())

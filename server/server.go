@@ -4,6 +4,7 @@
 package server
 
 import (
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -44,6 +45,12 @@ type Config struct {
 	// SMTP sends live-mode customer e-mail; nil means none is sent (each message is recorded as
 	// skipped). Test mode never uses it: its messages go to the sandbox mailbox.
 	SMTP email.Sender
+	// Live is the live-mode processor (server/processors.Router over Cielo and API Pix); nil
+	// answers every live payment 503 processor_unavailable.
+	Live payments.Processor
+	// PixWebhookCA holds the CA of the PSP's client certificate: the PIX webhook accepts only
+	// requests whose TLS client certificate chains to it (serve --pix-webhook-ca).
+	PixWebhookCA *x509.CertPool
 	// FilesDir holds the bytes of uploaded files (serve: <data-dir>/files, or a private
 	// temporary directory for --db :memory:). When empty, New creates a temporary directory.
 	FilesDir string
@@ -78,6 +85,7 @@ func New(cfg Config) *Server {
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
 	s.pay.ReceiptKey = cfg.Secrets.DeriveKey("receipt url")
 	s.mailer = email.New(email.Options{DB: cfg.DB, Clock: cfg.Clock, Logger: cfg.Logger, Live: cfg.SMTP})
+	s.pay.Live, s.pay.Secrets, s.pay.Log = cfg.Live, cfg.Secrets, cfg.Logger
 	s.files = s.openFiles()
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.

@@ -43,6 +43,7 @@ type serveConfig struct {
 	// Live customer e-mail (empty smtpURL: none is sent).
 	smtpURL, smtpPasswordFile, smtpFrom   string
 	dkimDomain, dkimSelector, dkimKeyFile string
+	live                                  *liveFlags
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -69,6 +70,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	dkimDomain := fs.str("smtp-dkim-domain", "", "sign customer e-mail with DKIM for this domain (with --smtp-dkim-selector and --smtp-dkim-key-file)")
 	dkimSelector := fs.str("smtp-dkim-selector", "", "DKIM selector")
 	dkimKey := fs.str("smtp-dkim-key-file", "", "PEM private key (RSA or Ed25519) for DKIM")
+	live := addLiveFlags(fs)
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -81,7 +83,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat,
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live,
 		smtpURL: *smtpURL, smtpPasswordFile: *smtpPass, smtpFrom: *smtpFrom, dkimDomain: *dkimDomain, dkimSelector: *dkimSelector, dkimKeyFile: *dkimKey}
 	if c.smtpURL == "" && (c.smtpPasswordFile != "" || c.smtpFrom != "" || c.dkimDomain != "" || c.dkimKeyFile != "") {
 		return nil, errors.New("--smtp-password-file, --smtp-from and --smtp-dkim-* need --smtp-url")
@@ -126,6 +128,11 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	log := slog.New(handler)
 
+	liveSetup, err := cfg.live.build(log)
+	if err != nil {
+		return err
+	}
+
 	clk := clock.NewOffset(clock.Real{}, 0)
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
 	if err != nil {
@@ -160,6 +167,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 	tlsConfig, caPath, acme, err := cfg.tlsConfig(clk.Now())
 	if err != nil {
 		return err
+	}
+	if liveSetup.webhookCA != nil {
+		server.PixWebhookTLS(tlsConfig, liveSetup.webhookCA)
 	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -197,9 +207,13 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err := os.MkdirAll(filesDir, 0o700); err != nil {
 		return fmt.Errorf("create the files directory: %w", err)
 	}
-	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
+	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, SMTP: smtpSender})
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, SMTP: smtpSender}
+	if liveSetup.router != nil {
+		srvCfg.Live = liveSetup.router
+	}
+	srv := server.New(srvCfg)
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 
@@ -236,6 +250,25 @@ func serve(ctx context.Context, env Env, args []string) error {
 		mailbox = srv.MailboxLink(cfg.baseURL, org.ID)
 	}
 	printBanner(env, cfg, org, bootKey, caPath, mailbox)
+	if liveSetup.pix != nil {
+		// The PSP posts each received PIX to this URL + "/pix", with its client certificate.
+		// Registered once serving has begun, in case the PSP calls the URL to check it.
+		hook := cfg.baseURL + "/processors/pix/webhook"
+		go func() {
+			regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := liveSetup.pix.RegisterWebhook(regCtx, hook); err != nil {
+				log.Error("pix: webhook registration failed; payments are still found by reconciliation, fix and restart", "webhook", hook, "err", err)
+			} else {
+				log.Info("pix: webhook registered", "webhook", hook)
+			}
+		}()
+	}
+	if liveSetup.router == nil {
+		fmt.Fprintln(env.Stdout, "live mode: no processor configured (live payments answer 503 processor_unavailable; see docs/GOING-LIVE.md)")
+	} else {
+		fmt.Fprintf(env.Stdout, "live mode: cards %s, pix %s, boleto not supported\n", onOff(liveSetup.cielo != nil, "cielo"), onOff(liveSetup.pix != nil, "api-pix"))
+	}
 	runner.Start()
 	defer runner.Stop()
 	dispatcher.Start()
@@ -439,4 +472,11 @@ func (c *serveConfig) smtpSender() (email.Sender, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+func onOff(on bool, name string) string {
+	if on {
+		return "via " + name
+	}
+	return "not configured"
 }
