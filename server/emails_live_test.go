@@ -117,5 +117,5 @@ func TestLiveCardReceiptIsSentBySMTP(t *testing.T) {
 	is.Equal(relay.rcpt[0], []string{"cliente@example.com"})
 	is.True(strings.Contains(relay.msgs[0], "R$ 150,00"))
 	is.True(strings.Contains(strings.ReplaceAll(relay.msgs[0], "=\r\n", ""), "/receipts/"+ch.Str("id"))) // the receipt link (quoted-printable joined)
-	is.Equal(len(e.mailbox(e.Test, "")), 0) // live mail never lands in the sandbox mailbox
+	is.Equal(len(e.mailbox(e.Test, "")), 0)                                                              // live mail never lands in the sandbox mailbox
 }
