@@ -48,8 +48,8 @@ func (e *testEnv) mailbox(token, query string) []map[string]any {
 	return r.Data()
 }
 
-// getPage fetches a hosted page by absolute URL (or path) without an API key.
-func (e *testEnv) getPage(t *testing.T, u string) (int, string, http.Header) {
+// openPage fetches a hosted page by absolute URL (or path) without an API key.
+func (e *testEnv) openPage(t *testing.T, u string) (int, string, http.Header) {
 	t.Helper()
 	if strings.HasPrefix(u, "https://") {
 		p, err := url.Parse(u)
@@ -98,14 +98,14 @@ func TestEmailReceiptCardInCustomersLanguageAndZone(t *testing.T) {
 	is.True(strings.Contains(text, " EST") || strings.Contains(text, " EDT")) // New York time
 
 	// The hosted receipt page opens with the signature, and only with it.
-	status, page, hdr := e.getPage(t, receiptURL)
+	status, page, hdr := e.openPage(t, receiptURL)
 	is.Equal(status, 200)
 	is.True(strings.Contains(page, "R$123.45"))
 	is.True(strings.Contains(page, `data-testid="sandbox-banner"`)) // test mode is marked
 	is.True(strings.Contains(hdr.Get("Content-Security-Policy"), "default-src 'none'"))
-	status, _, _ = e.getPage(t, "/receipts/"+ch.Str("id")+"?s=forged")
+	status, _, _ = e.openPage(t, "/receipts/"+ch.Str("id")+"?s=forged")
 	is.Equal(status, 404) // altered signature
-	status, _, _ = e.getPage(t, "/receipts/"+ch.Str("id"))
+	status, _, _ = e.openPage(t, "/receipts/"+ch.Str("id"))
 	is.Equal(status, 404) // no signature
 
 	// One e-mail per event, however often the mailbox is read.
@@ -257,28 +257,28 @@ func TestEmailMailboxIsolation(t *testing.T) {
 	link := e.Do("GET", "/v1/test-helpers/mailbox", e.Test, nil)
 	is.Equal(link.Status, 200)
 	u := link.Str("url")
-	status, page, _ := e.getPage(t, u)
+	status, page, _ := e.openPage(t, u)
 	is.Equal(status, 200)
 	is.True(strings.Contains(page, `data-testid="sandbox-banner"`))
 	is.True(strings.Contains(page, "private@example.com"))
 	// The other organization's link does not open this mailbox, nor an altered one.
 	otherURL := e.Do("GET", "/v1/test-helpers/mailbox", otherKey, nil).Str("url")
-	status, page, _ = e.getPage(t, otherURL)
+	status, page, _ = e.openPage(t, otherURL)
 	is.Equal(status, 200)
 	is.True(!strings.Contains(page, "private@example.com"))
 	swapped := strings.Replace(otherURL, other.ID, e.Org.ID, 1)
-	status, _, _ = e.getPage(t, swapped)
+	status, _, _ = e.openPage(t, swapped)
 	is.Equal(status, 403) // a signature is for one organization
-	status, _, _ = e.getPage(t, u[:len(u)-3]+"AAA")
+	status, _, _ = e.openPage(t, u[:len(u)-3]+"AAA")
 	is.Equal(status, 403) // altered
 	// The message's HTML part is served for the frame, within the same signed link.
-	status, html, hdr := e.getPage(t, u+"&email="+id+"&part=html")
+	status, html, hdr := e.openPage(t, u+"&email="+id+"&part=html")
 	is.Equal(status, 200)
 	is.True(strings.Contains(html, "<table"))
 	is.True(strings.Contains(hdr.Get("Content-Security-Policy"), "default-src 'none'")) // no scripts
 	// A day later the link has expired.
 	is.Equal(e.Do("POST", "/v1/test-helpers/advance-clock", e.Test, map[string]any{"seconds": 25 * 3600}).Status, 200)
-	status, _, _ = e.getPage(t, u)
+	status, _, _ = e.openPage(t, u)
 	is.Equal(status, 403)
 }
 
@@ -317,7 +317,7 @@ func TestHostedCheckoutLinksTheSandboxMailbox(t *testing.T) {
 	is.True(strings.HasPrefix(link, "/mailbox/"+e.Org.ID+"?"))
 	paid := b.post("/checkout/"+s.Str("id")+"/confirm", cardForm(p, "4242424242424242"))
 	is.True(paid.Status < 400)
-	status, box, _ := e.getPage(t, link)
+	status, box, _ := e.openPage(t, link)
 	is.Equal(status, 200)
 	is.True(strings.Contains(box, "ana@example.com")) // the receipt of the checkout's buyer
 	is.True(strings.Contains(box, `data-testid="mailbox-message"`))
@@ -381,7 +381,7 @@ func TestReceiptPageShowsTheChargesState(t *testing.T) {
 	is.Equal(r.Status, 402) // declined
 	chs := e.Do("GET", "/v1/charges?payment_intent="+pi.Str("id"), e.Test, nil).Data()
 	is.Equal(len(chs), 1)
-	status, page, _ := e.getPage(t, chs[0]["receipt_url"].(string))
+	status, page, _ := e.openPage(t, chs[0]["receipt_url"].(string))
 	is.Equal(status, 200)
 	is.True(strings.Contains(page, "Pagamento não aprovado"))
 	is.True(!strings.Contains(page, "Pagamento confirmado"))
@@ -389,7 +389,7 @@ func TestReceiptPageShowsTheChargesState(t *testing.T) {
 	bol := e.payIntent(e.Test, 5000, nil)
 	r = e.payConfirm(e.Test, bol.Str("id"), boletoBuyer("pending@example.com"))
 	ch := e.Do("GET", "/v1/charges/"+r.Str("latest_charge"), e.Test, nil)
-	status, page, _ = e.getPage(t, ch.Str("receipt_url"))
+	status, page, _ = e.openPage(t, ch.Str("receipt_url"))
 	is.Equal(status, 200)
 	is.True(strings.Contains(page, "Pagamento aguardando confirmação"))
 	is.Equal(len(e.mailbox(e.Test, "kind=receipt")), 0) // no receipt e-mail before the money arrives

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"troco/db"
+	"troco/server/calendar"
 	"troco/server/clock"
 	"troco/server/domain"
 	"troco/server/email"
@@ -18,6 +19,7 @@ import (
 	"troco/server/invoices"
 	"troco/server/jobs"
 	"troco/server/payments"
+	"troco/server/pix"
 	"troco/server/secrets"
 )
 
@@ -40,6 +42,9 @@ type Config struct {
 	RateLimit bool
 	// SimDelay is the delay of simulated delayed settlements.
 	SimDelay time.Duration
+	// Calendar is the business-day calendar (national holidays plus serve --holidays); nil
+	// knows the national holidays only.
+	Calendar *calendar.Calendar
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
 	// SMTP sends live-mode customer e-mail; nil means none is sent (each message is recorded as
@@ -67,6 +72,7 @@ type Server struct {
 	handler http.Handler
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 	mailer  *email.Mailer     // customer e-mail: the sandbox mailbox and SMTP delivery
+	pixKey  *pix.SigningKey   // signs the payloads of dynamic PIX locations
 	files   *files.Store      // the bytes of uploaded files
 }
 
@@ -86,6 +92,12 @@ func New(cfg Config) *Server {
 	s.pay.ReceiptKey = cfg.Secrets.DeriveKey("receipt url")
 	s.mailer = email.New(email.Options{DB: cfg.DB, Clock: cfg.Clock, Logger: cfg.Logger, Live: cfg.SMTP})
 	s.pay.Live, s.pay.Secrets, s.pay.Log = cfg.Live, cfg.Secrets, cfg.Logger
+	s.pay.Calendar = cfg.Calendar
+	key, err := pix.DeriveSigningKey(cfg.Secrets.DeriveKey("pix location signing"))
+	if err != nil {
+		panic(err) // DeriveKey returns 32 bytes: unreachable
+	}
+	s.pixKey = key
 	s.files = s.openFiles()
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
@@ -94,6 +106,7 @@ func New(cfg Config) *Server {
 		}
 		cfg.Jobs.Add(s.checkoutExpiryJob())
 		cfg.Jobs.Add(s.invoiceOverdueJob())
+		cfg.Jobs.Add(s.pixAuthExpiryJob())
 		s.registerActivationJobs()
 		cfg.Jobs.Add(s.mailer.Job())
 	}

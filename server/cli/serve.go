@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"troco/db"
 	"troco/server"
+	"troco/server/calendar"
 	"troco/server/clock"
 	"troco/server/core"
 	"troco/server/domain"
@@ -44,6 +46,7 @@ type serveConfig struct {
 	smtpURL, smtpPasswordFile, smtpFrom   string
 	dkimDomain, dkimSelector, dkimKeyFile string
 	live                                  *liveFlags
+	holidays                              string
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -71,6 +74,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	dkimSelector := fs.str("smtp-dkim-selector", "", "DKIM selector")
 	dkimKey := fs.str("smtp-dkim-key-file", "", "PEM private key (RSA or Ed25519) for DKIM")
 	live := addLiveFlags(fs)
+	holidays := fs.str("holidays", "", "file of local holidays, one YYYY-MM-DD a line, added to the national business-day calendar")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -83,7 +87,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live,
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays,
 		smtpURL: *smtpURL, smtpPasswordFile: *smtpPass, smtpFrom: *smtpFrom, dkimDomain: *dkimDomain, dkimSelector: *dkimSelector, dkimKeyFile: *dkimKey}
 	if c.smtpURL == "" && (c.smtpPasswordFile != "" || c.smtpFrom != "" || c.dkimDomain != "" || c.dkimKeyFile != "") {
 		return nil, errors.New("--smtp-password-file, --smtp-from and --smtp-dkim-* need --smtp-url")
@@ -133,6 +137,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 
+	cal, err := loadCalendar(cfg.holidays)
+	if err != nil {
+		return err
+	}
 	clk := clock.NewOffset(clock.Real{}, 0)
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
 	if err != nil {
@@ -209,7 +217,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, SMTP: smtpSender}
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, SMTP: smtpSender}
 	if liveSetup.router != nil {
 		srvCfg.Live = liveSetup.router
 	}
@@ -479,4 +487,22 @@ func onOff(on bool, name string) string {
 		return "via " + name
 	}
 	return "not configured"
+}
+
+// loadCalendar builds the business-day calendar: the national holidays plus, with --holidays, the
+// local ones of the file.
+func loadCalendar(path string) (*calendar.Calendar, error) {
+	if path == "" {
+		return calendar.New(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--holidays: %w", err)
+	}
+	defer f.Close()
+	local, err := calendar.ParseHolidays(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("--holidays %s: %w", path, err)
+	}
+	return calendar.New(local...), nil
 }
