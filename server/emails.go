@@ -300,10 +300,3 @@ func (s *Server) handleReceiptPage() http.Handler {
 		w.Write([]byte(html))
 	})
 }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}

@@ -191,6 +191,14 @@ func (s *Server) routes() http.Handler {
 	v1("GET", "/v1/test-helpers/mailbox", read, s.handleMailboxLink())
 	r.Handler(http.MethodGet, "/mailbox/:id", s.handleMailboxPage())
 	r.Handler(http.MethodGet, "/receipts/:id", s.handleReceiptPage())
+
+	// The dashboard (people sign in with a session cookie; no API key).
+	dash := s.handleDashboard()
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+		r.Handler(m, "/dashboard", dash)
+		r.Handler(m, "/dashboard/*rest", dash)
+	}
+
 	// The PSP's PIX webhook (live mode): mutual TLS, the PSP's client certificate.
 	r.Handler(http.MethodPost, "/processors/pix/webhook/pix", s.handlePixWebhook())
 	r.Handler(http.MethodPost, "/processors/pix/webhook", s.handlePixWebhook())

@@ -70,6 +70,7 @@ type Server struct {
 	idem    inflight
 	touched sync.Map // key id → unix second of the last last_used_at write this process queued
 	handler http.Handler
+	reqlog  requestLogQueue
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 	mailer  *email.Mailer     // customer e-mail: the sandbox mailbox and SMTP delivery
 	pixKey  *pix.SigningKey   // signs the payloads of dynamic PIX locations
@@ -109,6 +110,7 @@ func New(cfg Config) *Server {
 		cfg.Jobs.Add(s.pixAuthExpiryJob())
 		s.registerActivationJobs()
 		cfg.Jobs.Add(s.mailer.Job())
+		s.registerDashboardJobs()
 	}
 	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3),
 	// then the invoice that payment pays (a processing card of POST /v1/invoices/{id}/pay).
