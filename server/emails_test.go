@@ -15,6 +15,7 @@ import (
 	"github.com/matryer/is"
 
 	"troco/server/boleto"
+	"troco/server/domain"
 )
 
 // Sandbox e-mails join the isolation suite of isolation_test.go.
@@ -426,4 +427,18 @@ func TestEmailConcurrentMailboxReadsSeeEveryMessage(t *testing.T) {
 	for _, n := range counts {
 		is.Equal(n, 5) // every read saw the five receipts
 	}
+}
+
+// The dashboard's sandbox bar links to the organization's test mailbox; the live dashboard does not.
+func TestDashboardLinksTheSandboxMailbox(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	dev := e.signedIn(e.Org.ID, "dev@example.com", domain.RoleDeveloper)
+	_, body, _ := dev.get("/dashboard/test")
+	m := regexp.MustCompile(`href="([^"]+)" data-testid="sandbox-mailbox"`).FindStringSubmatch(body)
+	is.True(m != nil)
+	status, _, _ := e.openPage(t, html.UnescapeString(m[1]))
+	is.Equal(status, 200)
+	_, live, _ := dev.get("/dashboard/live")
+	is.True(!strings.Contains(live, `data-testid="sandbox-mailbox"`))
 }
