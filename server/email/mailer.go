@@ -289,6 +289,9 @@ func replyToOf(o *domain.Organization) string {
 
 func brandOf(o *domain.Organization) Brand {
 	b := Brand{Name: o.Name}
+	if o.DisplayName != nil && *o.DisplayName != "" {
+		b.Name = *o.DisplayName // the name buyers see
+	}
 	br := o.CheckoutSettings.Branding
 	if br.DisplayName != nil && *br.DisplayName != "" {
 		b.Name = *br.DisplayName
