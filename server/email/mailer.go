@@ -288,14 +288,8 @@ func replyToOf(o *domain.Organization) string {
 }
 
 func brandOf(o *domain.Organization) Brand {
-	b := Brand{Name: o.Name}
-	if o.DisplayName != nil && *o.DisplayName != "" {
-		b.Name = *o.DisplayName // the name buyers see
-	}
+	b := Brand{Name: o.ShownName()} // the name buyers see on the checkout, the PIX code and the boleto
 	br := o.CheckoutSettings.Branding
-	if br.DisplayName != nil && *br.DisplayName != "" {
-		b.Name = *br.DisplayName
-	}
 	if br.LogoURL != nil {
 		b.Logo = *br.LogoURL
 	}
