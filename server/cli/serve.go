@@ -47,6 +47,7 @@ type serveConfig struct {
 	dkimDomain, dkimSelector, dkimKeyFile string
 	live                                  *liveFlags
 	holidays                              string
+	dunningFinal                          string
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -73,6 +74,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	dkimDomain := fs.str("smtp-dkim-domain", "", "sign customer e-mail with DKIM for this domain (with --smtp-dkim-selector and --smtp-dkim-key-file)")
 	dkimSelector := fs.str("smtp-dkim-selector", "", "DKIM selector")
 	dkimKey := fs.str("smtp-dkim-key-file", "", "PEM private key (RSA or Ed25519) for DKIM")
+	dunning := fs.str("dunning-final", "canceled", "canceled or unpaid: what a subscription becomes when the last retry of a declined renewal fails")
 	live := addLiveFlags(fs)
 	holidays := fs.str("holidays", "", "file of local holidays, one YYYY-MM-DD a line, added to the national business-day calendar")
 	pos, err := fs.parse(args)
@@ -88,7 +90,11 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
 		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays,
-		smtpURL: *smtpURL, smtpPasswordFile: *smtpPass, smtpFrom: *smtpFrom, dkimDomain: *dkimDomain, dkimSelector: *dkimSelector, dkimKeyFile: *dkimKey}
+		smtpURL: *smtpURL, smtpPasswordFile: *smtpPass, smtpFrom: *smtpFrom, dkimDomain: *dkimDomain, dkimSelector: *dkimSelector, dkimKeyFile: *dkimKey,
+		dunningFinal: strings.ToLower(*dunning)}
+	if c.dunningFinal != "canceled" && c.dunningFinal != "unpaid" {
+		return nil, errors.New("--dunning-final must be canceled or unpaid")
+	}
 	if c.smtpURL == "" && (c.smtpPasswordFile != "" || c.smtpFrom != "" || c.dkimDomain != "" || c.dkimKeyFile != "") {
 		return nil, errors.New("--smtp-password-file, --smtp-from and --smtp-dkim-* need --smtp-url")
 	}
@@ -254,7 +260,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
 	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, SMTP: smtpSender}
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, DunningFinal: domain.DunningFinal(cfg.dunningFinal), SMTP: smtpSender}
 	if liveSetup.router != nil {
 		srvCfg.Live = liveSetup.router
 	}

@@ -23,7 +23,7 @@ type CustomerParams struct {
 	Metadata    domain.Opt[map[string]string] `json:"metadata"`
 	// PreferredLocales: the customer's languages, most preferred first.
 	PreferredLocales domain.Opt[[]string] `json:"preferred_locales"`
-	// Timezone: an IANA zone for the dates of e-mails and hosted invoice pages.
+	// Timezone is the IANA zone hosted invoice pages and e-mails render in.
 	Timezone domain.Opt[string] `json:"timezone"`
 }
 
@@ -87,8 +87,8 @@ func (p *CustomerParams) apply(c *domain.Customer) error {
 		if p.Timezone.Null || p.Timezone.V == "" {
 			c.Timezone = nil
 		} else {
-			if err := ValidateTimezone("timezone", p.Timezone.V); err != nil {
-				return err
+			if _, err := domain.LoadZone(p.Timezone.V); err != nil {
+				return domain.Invalid("timezone", "timezone must be an IANA time zone such as America/Sao_Paulo; got %q.", p.Timezone.V)
 			}
 			c.Timezone = strPtr(p.Timezone.V)
 		}
