@@ -614,6 +614,11 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 		{"bad duration from the environment", map[string]string{"TROCO_SIM_DELAY": "soon"}, nil},
 		{"tls cert without key", nil, []string{"--tls-cert", "x.pem"}},
 		{"positional argument", nil, []string{"now"}},
+		{"smtp url without a sender", nil, []string{"--smtp-url", "smtp://user@127.0.0.1:587"}},
+		{"smtp sender without a url", nil, []string{"--smtp-from", "recibos@loja.com.br"}},
+		{"smtp url with a bad scheme", nil, []string{"--smtp-url", "imap://127.0.0.1", "--smtp-from", "recibos@loja.com.br"}},
+		{"smtp password file missing", nil, []string{"--smtp-url", "smtp://user@127.0.0.1:587", "--smtp-from", "recibos@loja.com.br", "--smtp-password-file", filepath.Join(dir, "absent")}},
+		{"dkim without a key", nil, []string{"--smtp-url", "smtp://user@127.0.0.1:587", "--smtp-from", "recibos@loja.com.br", "--smtp-dkim-domain", "loja.com.br"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

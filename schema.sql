@@ -940,3 +940,48 @@ CREATE TABLE pix_auto_charges (
     created_at         INTEGER NOT NULL,
     PRIMARY KEY (authorization_id, reference)
 );
+
+-- migrate: 200
+-- E-mail to customers (issue 20). email_outbox holds one row per message an event causes, written
+-- in the same transaction as the event (db.Tx.InsertEvent); the mailer leases due rows
+-- (locked_until, lease), renders them once (subject/text/html stay fixed across retries), and
+-- either stores them in the test-mode sandbox mailbox or sends them by SMTP (live). status:
+-- pending, sent, skipped (skip_reason says why), failed (retries exhausted).
+CREATE TABLE email_outbox (
+    seq              INTEGER PRIMARY KEY,
+    id               TEXT    NOT NULL UNIQUE,
+    org_id           TEXT    NOT NULL,
+    livemode         INTEGER NOT NULL,
+    kind             TEXT    NOT NULL,
+    event_id         TEXT    NOT NULL,
+    related_object   TEXT    NOT NULL,
+    status           TEXT    NOT NULL DEFAULT 'pending',
+    skip_reason      TEXT,
+    to_addr          TEXT,
+    subject          TEXT,
+    locale           TEXT,
+    text_body        TEXT,
+    html_body        TEXT,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at  INTEGER NOT NULL,
+    locked_until     INTEGER NOT NULL DEFAULT 0,
+    lease            INTEGER NOT NULL DEFAULT 0,
+    last_error       TEXT,
+    sent_at          INTEGER,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+);
+CREATE INDEX email_outbox_due ON email_outbox (status, next_attempt_at);
+CREATE INDEX email_outbox_scope ON email_outbox (org_id, livemode, status, seq);
+CREATE UNIQUE INDEX email_outbox_event_kind ON email_outbox (event_id, kind);
+
+CREATE TABLE organization_email_settings (
+    org_id  TEXT PRIMARY KEY,
+    data    TEXT NOT NULL
+);
+
+ALTER TABLE customers ADD COLUMN preferred_locales TEXT NOT NULL DEFAULT '[]';
+
+-- A charge's receipt_url: the hosted receipt page, signed so only its holder opens it.
+ALTER TABLE charges ADD COLUMN receipt_url TEXT;
+

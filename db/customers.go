@@ -1,10 +1,12 @@
 package db
 
 import (
+	"encoding/json"
+
 	"troco/server/domain"
 )
 
-const customerCols = "id, livemode, email, name, phone, description, document, document_type, address, metadata, created_at, updated_at, timezone"
+const customerCols = "id, livemode, email, name, phone, description, document, document_type, address, metadata, created_at, updated_at, preferred_locales, timezone"
 
 func scanCustomer(s scanner) (*domain.Customer, error) {
 	var c domain.Customer
@@ -12,9 +14,12 @@ func scanCustomer(s scanner) (*domain.Customer, error) {
 	var address *string
 	var metadata string
 	var created, updated int64
-	if err := s.Scan(&c.ID, &live, &c.Email, &c.Name, &c.Phone, &c.Description, &c.Document, &c.DocumentType, &address, &metadata, &created, &updated, &c.Timezone); err != nil {
+	var locales string
+	if err := s.Scan(&c.ID, &live, &c.Email, &c.Name, &c.Phone, &c.Description, &c.Document, &c.DocumentType, &address, &metadata, &created, &updated, &locales, &c.Timezone); err != nil {
 		return nil, err
 	}
+	c.PreferredLocales = []string{}
+	_ = json.Unmarshal([]byte(locales), &c.PreferredLocales)
 	c.Object = "customer"
 	c.Livemode = live == 1
 	c.Address = parseAddress(address)
@@ -32,9 +37,13 @@ func (tx *Tx) CreateCustomer(s domain.Scope, c *domain.Customer) error {
 	if c.Metadata == nil {
 		c.Metadata = domain.Metadata{}
 	}
-	_, err := tx.exec(`INSERT INTO customers (id, org_id, livemode, email, name, phone, description, document, document_type, address, metadata, created_at, updated_at, timezone)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.ID, s.OrgID, boolInt(s.Livemode), c.Email, c.Name, c.Phone, c.Description, c.Document, c.DocumentType, addressJSON(c.Address), metadataJSON(c.Metadata), tx.now(), tx.now(), c.Timezone)
+	if c.PreferredLocales == nil {
+		c.PreferredLocales = []string{}
+	}
+	_, err := tx.exec(`INSERT INTO customers (id, org_id, livemode, email, name, phone, description, document, document_type, address, metadata, created_at, updated_at,
+		preferred_locales, timezone) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, s.OrgID, boolInt(s.Livemode), c.Email, c.Name, c.Phone, c.Description, c.Document, c.DocumentType, addressJSON(c.Address), metadataJSON(c.Metadata), tx.now(), tx.now(),
+		localesJSON(c.PreferredLocales), c.Timezone)
 	return translate(err, "create customer")
 }
 
@@ -47,9 +56,10 @@ func (tx *Tx) FindCustomerByID(s domain.Scope, id string) (*domain.Customer, err
 // UpdateCustomer writes every mutable field of c and bumps updated_at.
 func (tx *Tx) UpdateCustomer(s domain.Scope, c *domain.Customer) error {
 	c.UpdatedAt = domain.At(tx.Now)
-	res, err := tx.exec(`UPDATE customers SET email = ?, name = ?, phone = ?, description = ?, document = ?, document_type = ?, address = ?, metadata = ?, updated_at = ?, timezone = ?
-		WHERE id = ? AND org_id = ? AND livemode = ? AND deleted = 0`,
-		c.Email, c.Name, c.Phone, c.Description, c.Document, c.DocumentType, addressJSON(c.Address), metadataJSON(c.Metadata), tx.now(), c.Timezone, c.ID, s.OrgID, boolInt(s.Livemode))
+	res, err := tx.exec(`UPDATE customers SET email = ?, name = ?, phone = ?, description = ?, document = ?, document_type = ?, address = ?, metadata = ?, updated_at = ?,
+		preferred_locales = ?, timezone = ? WHERE id = ? AND org_id = ? AND livemode = ? AND deleted = 0`,
+		c.Email, c.Name, c.Phone, c.Description, c.Document, c.DocumentType, addressJSON(c.Address), metadataJSON(c.Metadata), tx.now(),
+		localesJSON(c.PreferredLocales), c.Timezone, c.ID, s.OrgID, boolInt(s.Livemode))
 	return affectedOne(res, err, "update customer")
 }
 
@@ -74,4 +84,19 @@ func (tx *Tx) ListCustomers(s domain.Scope, f CustomerFilter, p ListParams) ([]*
 		w.add("email = ?", f.Email)
 	}
 	return page(tx, "customers", customerCols, w, p, func(s scanner) (*domain.Customer, error) { return scanCustomer(s) })
+}
+
+func localesJSON(l []string) string {
+	if len(l) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(l)
+	return string(b)
+}
+
+// FindCustomerAnyState returns a customer in scope even when deleted (an e-mail about a past
+// payment still names its customer).
+func (tx *Tx) FindCustomerAnyState(s domain.Scope, id string) (*domain.Customer, error) {
+	c, err := scanCustomer(tx.queryRow("SELECT "+customerCols+" FROM customers WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
+	return c, translate(err, "find customer")
 }

@@ -8,7 +8,7 @@ import (
 
 // InsertEvent stores an event in scope, with one webhook outbox row per subscribed endpoint; it is
 // written in the caller's transaction so the event and its deliveries exist exactly when the
-// change they describe does.
+// change they describe does. The e-mail the event causes, if any, is queued the same way.
 func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	e.ID = domain.NewID(domain.PrefixEvent)
 	e.Object = "event"
@@ -23,6 +23,9 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, data, tx.now())
 	if err != nil {
 		return translate(err, "insert event")
+	}
+	if err := tx.enqueueEmail(s, e); err != nil {
+		return err
 	}
 	return tx.enqueueWebhooks(s, e)
 }

@@ -10,19 +10,22 @@ import (
 
 const orgCols = `id, name, document, document_type, email, phone, address, activation_status, disabled_reason,
 requirements_missing, payout_account, fee_plan, timezone, max_installments, platform_id, split_rules,
-connected_platform_id, activation_attempts, metadata, created_at, updated_at, display_name, ` + orgBrandingCol
+connected_platform_id, activation_attempts, metadata, created_at, updated_at, display_name, ` + orgBrandingCol + `, ` + orgEmailSettingsCol
+
+// orgEmailSettingsCol reads the kinds of customer e-mail the organization sends.
+const orgEmailSettingsCol = `(SELECT e.data FROM organization_email_settings e WHERE e.org_id = organizations.id)`
 
 // orgBrandingCol reads the hosted checkout defaults (organization_branding) with the organization.
 const orgBrandingCol = `(SELECT b.data FROM organization_branding b WHERE b.org_id = organizations.id)`
 
 func scanOrg(s scanner) (*domain.Organization, error) {
 	var o domain.Organization
-	var address, payout, feePlan, split, branding *string
+	var address, payout, feePlan, split, branding, emailSettings *string
 	var missing, metadata string
 	var created, updated int64
 	err := s.Scan(&o.ID, &o.Name, &o.Document, &o.DocumentType, &o.Email, &o.Phone, &address, &o.ActivationStatus,
 		&o.Requirements.DisabledReason, &missing, &payout, &feePlan, &o.DashboardSettings.Timezone, &o.MaxInstallments,
-		&o.Platform, &split, &o.ConnectedPlatform, &o.ActivationAttempts, &metadata, &created, &updated, &o.DisplayName, &branding)
+		&o.Platform, &split, &o.ConnectedPlatform, &o.ActivationAttempts, &metadata, &created, &updated, &o.DisplayName, &branding, &emailSettings)
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +42,11 @@ func scanOrg(s scanner) (*domain.Organization, error) {
 		}
 	}
 	o.Object = "organization"
+	o.EmailSettings = domain.EmailSettings{}
+	if emailSettings != nil {
+		_ = json.Unmarshal([]byte(*emailSettings), &o.EmailSettings)
+	}
+	o.EmailSettings = o.EmailSettings.Complete()
 	o.Address = parseAddress(address)
 	o.Requirements.Missing = []string{}
 	_ = json.Unmarshal([]byte(missing), &o.Requirements.Missing)
@@ -172,7 +180,7 @@ func splitScopes(s string) []string {
 // orgColsTest is orgCols with the sandbox activation state in place of the live one.
 const orgColsTest = `id, name, document, document_type, email, phone, address, test_activation_status, test_disabled_reason,
 test_requirements_missing, test_payout_account, fee_plan, timezone, max_installments, platform_id, split_rules,
-connected_platform_id, test_activation_attempts, metadata, created_at, updated_at, display_name, ` + orgBrandingCol
+connected_platform_id, test_activation_attempts, metadata, created_at, updated_at, display_name, ` + orgBrandingCol + `, ` + orgEmailSettingsCol
 
 func orgColsFor(livemode bool) string {
 	if livemode {

@@ -187,7 +187,7 @@ func (tx *Tx) ListPaymentIntents(s domain.Scope, f PaymentIntentFilter, p ListPa
 // ---- charges ----
 
 const chargeCols = `id, livemode, payment_intent_id, customer_id, status, amount, amount_captured, amount_refunded, captured, paid, refunded,
-currency, description, invoice_id, payment_method_id, billing_details, payment_method_details, payment_error, metadata, created_at, updated_at, disputed`
+currency, description, invoice_id, payment_method_id, billing_details, payment_method_details, payment_error, metadata, created_at, updated_at, disputed, receipt_url`
 
 func scanCharge(s scanner) (*domain.Charge, error) {
 	var c domain.Charge
@@ -197,7 +197,7 @@ func scanCharge(s scanner) (*domain.Charge, error) {
 	var metadata string
 	var created, updated int64
 	err := s.Scan(&c.ID, &live, &c.PaymentIntent, &c.Customer, &c.Status, &c.Amount, &c.AmountCaptured, &c.AmountRefunded, &captured, &paid, &refunded,
-		&c.Currency, &c.Description, &c.Invoice, &c.PaymentMethod, &billing, &details, &payErr, &metadata, &created, &updated, &disputed)
+		&c.Currency, &c.Description, &c.Invoice, &c.PaymentMethod, &billing, &details, &payErr, &metadata, &created, &updated, &disputed, &c.ReceiptURL)
 	if err != nil {
 		return nil, err
 	}
@@ -263,10 +263,10 @@ func (tx *Tx) CreateCharge(s domain.Scope, c *domain.Charge) error {
 	}
 	_, err = tx.exec(`INSERT INTO charges (id, org_id, livemode, payment_intent_id, customer_id, status, amount, amount_captured, amount_refunded,
 		captured, paid, refunded, currency, description, invoice_id, payment_method_id, billing_details, payment_method_details, payment_error,
-		metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		metadata, created_at, updated_at, receipt_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, s.OrgID, boolInt(s.Livemode), c.PaymentIntent, c.Customer, c.Status, c.Amount, c.AmountCaptured, c.AmountRefunded,
 		boolInt(c.Captured), boolInt(c.Paid), boolInt(c.Refunded), c.Currency, c.Description, c.Invoice, c.PaymentMethod, billing, details, payErr,
-		metadataJSON(c.Metadata), tx.now(), tx.now())
+		metadataJSON(c.Metadata), tx.now(), tx.now(), c.ReceiptURL)
 	return translate(err, "create charge")
 }
 

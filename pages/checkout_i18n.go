@@ -57,6 +57,7 @@ func NegotiateLang(explicit, acceptLanguage string) Lang {
 var messages = map[string][2]string{
 	"title":                 {"Pagamento", "Checkout"},
 	"sandbox_bar":           {"Ambiente de testes: nenhum dinheiro real é movimentado.", "Test mode: no real money moves."},
+	"sandbox_mailbox":       {"Ver e-mails de teste", "Open the test mailbox"},
 	"sandbox_waiting":       {"Simule o resultado deste pagamento:", "Simulate the outcome of this payment:"},
 	"simulate_payment":      {"Simular pagamento", "Simulate payment"},
 	"simulate_expiration":   {"Simular expiração", "Simulate expiration"},

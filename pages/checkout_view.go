@@ -105,12 +105,14 @@ type CardPaid struct {
 // Checkout is everything the hosted checkout templates render. Amounts are centavos computed
 // by the server; the page never sends one back.
 type Checkout struct {
-	Lang      Lang
-	State     string
-	Livemode  bool
-	Brand     Brand
-	Template  string // minimal or booking
-	SessionID string
+	Lang     Lang
+	State    string
+	Livemode bool
+	// MailboxURL, in test mode, opens the organization's sandbox mailbox from the sandbox bar.
+	MailboxURL string
+	Brand      Brand
+	Template   string // minimal or booking
+	SessionID  string
 	// Mode is payment or subscription; SubmitType one of SPEC 2.4's.
 	Mode       string
 	SubmitType string

@@ -7,6 +7,7 @@ var ptBR = map[string]string{
 	"API keys": "Chaves de API", "Request logs": "Logs de requisições", "Settings": "Configurações",
 	"Sign in": "Entrar", "Sign out": "Sair", "E-mail": "E-mail", "Password": "Senha",
 	"Test mode: sandbox data, no real money moves.": "Modo de teste: dados do sandbox, nenhum dinheiro real se move.",
+	"Test mailbox":   "E-mails de teste",
 	"Switch to live": "Ir para produção", "Switch to test": "Ir para teste", "Skip to content": "Pular para o conteúdo",
 	"Main navigation": "Navegação principal", "Previous": "Anterior", "Next": "Próxima", "Nothing here yet.": "Nada aqui ainda.",
 	"Authenticator code": "Código do autenticador", "Verify": "Verificar", "Account": "Conta",

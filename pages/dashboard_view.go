@@ -13,6 +13,8 @@ type Dash struct {
 	Active     string // the nav entry shown as current
 	CSRF       string
 	TimeTravel bool
+	// MailboxURL, in test mode, opens the organization's sandbox mailbox (customer e-mail).
+	MailboxURL string
 }
 
 // Sandbox reports whether the yellow bar is shown.

@@ -97,6 +97,9 @@ func (s *Server) handleDashboard() http.Handler {
 		}
 		q := &dashReq{w: w, r: r, u: u, scope: domain.Scope{OrgID: u.Org.ID, Livemode: env == "live"},
 			d: &pages.Dash{Lang: u.User.Language, OrgName: u.Org.Name, Email: u.User.Email, Role: u.User.Role, Env: env, CSRF: u.CSRF, TimeTravel: s.cfg.AllowTimeTravel}}
+		if env == "test" {
+			q.d.MailboxURL = s.MailboxLink("", u.Org.ID) // the sandbox mailbox, signed for 24 hours
+		}
 		if post && !s.checkCSRF(r, cookieValue(r)) {
 			s.dashForbidden(w, r, u)
 			return

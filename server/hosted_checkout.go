@@ -238,6 +238,10 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 	if nonce, ok := r.Context().Value(hostedNonceKey{}).(string); ok {
 		c.CSPNonce = nonce
 	}
+	if !cs.Livemode {
+		// The sandbox bar links to the organization's test mailbox (the e-mails this payment sends).
+		c.MailboxURL = s.MailboxLink("", v.org.ID)
+	}
 	c.AllowPromotionCodes, c.DiscountLabel = cs.AllowPromotionCodes, v.discountLabel
 	if cs.AllowPromotionCodes {
 		c.PromoURL = checkout.HostedPath(cs.ID) + "/promotion-code"

@@ -356,6 +356,8 @@ var isolationExempt = map[string]string{
 	"GET /v1/pix-payloads/:id":                "answers a JWS, not JSON; another organization's and environment's txid are 404 in TestPixLocationJWS",
 	"GET /v1/business-days":                   "the server's calendar: the same for every organization, no objects",
 	"POST /v1/test-helpers/advance-clock":     "moves the sandbox server's one clock (CONTRACT 9); it reads or writes no organization's objects",
+	"GET /v1/test-helpers/emails":             "test keys only (live keys get 403, which the list case here does not expect); TestEmailMailboxIsolation",
+	"GET /v1/test-helpers/mailbox":            "returns a signed link to the caller's own mailbox; TestEmailMailboxIsolation",
 }
 
 // TestIsolationCoversEveryRoute fails when routes.go has a /v1 route that no isolation case

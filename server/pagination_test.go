@@ -300,8 +300,8 @@ func TestPaginationEveryList(t *testing.T) {
 		}
 		route, need := rt.path, rt.need
 		last := route[strings.LastIndexByte(route, '/')+1:]
-		if strings.HasPrefix(last, ":") || strings.Contains(last, ".") {
-			continue // a retrieve or an image, not a list
+		if strings.HasPrefix(last, ":") || strings.Contains(last, ".") || route == "/v1/test-helpers/mailbox" {
+			continue // a retrieve, an image or a link, not a list
 		}
 		n++
 		path := strings.ReplaceAll(route, ":id", parent[route])

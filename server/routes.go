@@ -201,6 +201,13 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/invoices/:id/pdf", s.hosted(s.handleInvoicePDF()))
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
+	// Customer e-mail: the sandbox mailbox (test keys), its hosted page, and the receipt page.
+	v1("GET", "/v1/test-helpers/emails", read, s.handleEmailList())
+	v1("GET", "/v1/test-helpers/emails/:id", read, s.handleEmailGet())
+	v1("GET", "/v1/test-helpers/mailbox", read, s.handleMailboxLink())
+	r.Handler(http.MethodGet, "/mailbox/:id", s.handleMailboxPage())
+	r.Handler(http.MethodGet, "/receipts/:id", s.handleReceiptPage())
+
 	// The dashboard (people sign in with a session cookie; no API key).
 	dash := s.handleDashboard()
 	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {

@@ -17,6 +17,7 @@ import (
 	"troco/server/checkout"
 	"troco/server/clock"
 	"troco/server/domain"
+	"troco/server/email"
 	"troco/server/files"
 	"troco/server/invoices"
 	"troco/server/jobs"
@@ -58,6 +59,9 @@ type Config struct {
 	Calendar *calendar.Calendar
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
+	// SMTP sends live-mode customer e-mail; nil means none is sent (each message is recorded as
+	// skipped). Test mode never uses it: its messages go to the sandbox mailbox.
+	SMTP email.Sender
 	// Live is the live-mode processor (server/processors.Router over Cielo and API Pix); nil
 	// answers every live payment 503 processor_unavailable.
 	Live payments.Processor
@@ -80,6 +84,7 @@ type Server struct {
 	handler  http.Handler
 	reqlog   requestLogQueue
 	pay      *payments.Service // the payment engine (intents, charges, refunds, ledger)
+	mailer   *email.Mailer     // customer e-mail: the sandbox mailbox and SMTP delivery
 	pixKey   *pix.SigningKey   // signs the payloads of dynamic PIX locations
 	files    *files.Store      // the bytes of uploaded files
 	tokens   *tokens.Issuer    // /api/v1 access tokens
@@ -101,6 +106,8 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
+	s.pay.ReceiptKey = cfg.Secrets.DeriveKey("receipt url")
+	s.mailer = email.New(email.Options{DB: cfg.DB, Clock: cfg.Clock, Logger: cfg.Logger, Live: cfg.SMTP})
 	s.pay.Live, s.pay.Secrets, s.pay.Log = cfg.Live, cfg.Secrets, cfg.Logger
 	s.pay.Calendar = cfg.Calendar
 	key, err := pix.DeriveSigningKey(cfg.Secrets.DeriveKey("pix location signing"))
@@ -124,6 +131,7 @@ func New(cfg Config) *Server {
 		cfg.Jobs.Add(s.subscriptionJob())
 		cfg.Jobs.Add(s.pixAuthExpiryJob())
 		s.registerActivationJobs()
+		cfg.Jobs.Add(s.mailer.Job())
 		s.registerDashboardJobs()
 	}
 	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3),

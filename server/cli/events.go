@@ -224,6 +224,8 @@ type triggerResult struct {
 	Events     []*domain.Event           `json:"events"`
 	Deliveries []*domain.WebhookDelivery `json:"deliveries"`
 	Pending    []string                  `json:"pending_webhook_endpoints"`
+	// Emails are the customer e-mails the events queued (they land in the sandbox mailbox).
+	Emails []db.QueuedEmail `json:"emails"`
 }
 
 // triggerEvent creates in test mode the objects that produce an event type, through the same core
@@ -312,6 +314,11 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 			for _, ep := range eps {
 				queued[te.Event.ID+" "+ep] = true
 			}
+			mails, err := tx.EmailsForEvent(te.Event.ID)
+			if err != nil {
+				return err
+			}
+			res.Emails = append(res.Emails, mails...)
 		}
 		return nil
 	})
@@ -321,6 +328,9 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 	if !*asJSON {
 		for _, e := range res.Events {
 			fmt.Fprintf(env.Stdout, "event %s %s (%s)\n", e.ID, e.Type, objectID(e))
+		}
+		for _, m := range res.Emails {
+			fmt.Fprintf(env.Stdout, "e-mail %s %s queued for the sandbox mailbox (GET /v1/test-helpers/emails?kind=%s)\n", m.ID, m.Kind, m.Kind)
 		}
 	}
 	if err := awaitDeliveries(ctx, env, d, &res, queued, *wait, *asJSON); err != nil {
@@ -332,6 +342,9 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 		}
 		if res.Pending == nil {
 			res.Pending = []string{}
+		}
+		if res.Emails == nil {
+			res.Emails = []db.QueuedEmail{}
 		}
 		return printJSON(env.Stdout, res)
 	}

@@ -208,3 +208,23 @@ func TestTriggerUsesServesClock(t *testing.T) {
 	ahead := res.Events[0].CreatedAt.Sub(time.Now())
 	is.True(ahead > 71*time.Hour && ahead < 73*time.Hour) // three days ahead, as serve dates it
 }
+
+// TestTriggerReportsTheEmailsQueued: a triggered payment queues its customer e-mail for the
+// sandbox mailbox, and trigger says so.
+func TestTriggerReportsTheEmailsQueued(t *testing.T) {
+	is := is.New(t)
+	path, _ := cliDB(t)
+	var js bytes.Buffer
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &js, "trigger", "refund.created", "--db", path, "--wait", "0", "--json")))
+	var res triggerResult
+	is.NoErr(json.Unmarshal(js.Bytes(), &res))
+	kinds := map[string]bool{}
+	for _, m := range res.Emails {
+		is.True(strings.HasPrefix(m.ID, "em_"))
+		kinds[m.Kind] = true
+	}
+	is.True(kinds["refund"]) // the refund notice
+	var out bytes.Buffer
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &out, "trigger", "refund.created", "--db", path, "--wait", "0")))
+	is.True(strings.Contains(out.String(), "refund queued for the sandbox mailbox"))
+}

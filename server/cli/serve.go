@@ -24,6 +24,7 @@ import (
 	"troco/server/clock"
 	"troco/server/core"
 	"troco/server/domain"
+	"troco/server/email"
 	"troco/server/jobs"
 	"troco/server/secrets"
 	"troco/server/tlsutil"
@@ -41,11 +42,13 @@ type serveConfig struct {
 	allowPrivateWebhooks           bool
 	dbSync                         string
 	logFormat                      string
-	oidcIssuer, oidcAudience       string
-	oidcOrgClaim                   string
-	dunningFinal                   string
-	live                           *liveFlags
-	holidays                       string
+	// Live customer e-mail (empty smtpURL: none is sent).
+	smtpURL, smtpPasswordFile, smtpFrom    string
+	dkimDomain, dkimSelector, dkimKeyFile  string
+	live                                   *liveFlags
+	holidays                               string
+	dunningFinal                           string
+	oidcIssuer, oidcAudience, oidcOrgClaim string
 }
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
@@ -69,6 +72,12 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	oidcIssuer := fs.str("oidc-issuer", "", "external OpenID Connect issuer URL whose JWTs authenticate /api/v1 (discovery + JWKS)")
 	oidcAudience := fs.str("oidc-audience", "", "audience (aud) the --oidc-issuer tokens must carry")
 	oidcOrgClaim := fs.str("oidc-org-claim", "org", "claim of --oidc-issuer tokens that names the organization")
+	smtpURL := fs.str("smtp-url", "", "live customer e-mail: smtp://user@host:587 (STARTTLS) or smtps://user@host:465 (implicit TLS); test mode never sends")
+	smtpPass := fs.str("smtp-password-file", "", "file holding the SMTP password (preferred to a password in --smtp-url)")
+	smtpFrom := fs.str("smtp-from", "", "sender address of customer e-mail, e.g. recibos@loja.com.br")
+	dkimDomain := fs.str("smtp-dkim-domain", "", "sign customer e-mail with DKIM for this domain (with --smtp-dkim-selector and --smtp-dkim-key-file)")
+	dkimSelector := fs.str("smtp-dkim-selector", "", "DKIM selector")
+	dkimKey := fs.str("smtp-dkim-key-file", "", "PEM private key (RSA or Ed25519) for DKIM")
 	dunning := fs.str("dunning-final", "canceled", "canceled or unpaid: what a subscription becomes when the last retry of a declined renewal fails")
 	live := addLiveFlags(fs)
 	holidays := fs.str("holidays", "", "file of local holidays, one YYYY-MM-DD a line, added to the national business-day calendar")
@@ -86,12 +95,19 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
 		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays,
 		oidcIssuer: strings.TrimSpace(*oidcIssuer), oidcAudience: *oidcAudience, oidcOrgClaim: *oidcOrgClaim,
+		smtpURL: *smtpURL, smtpPasswordFile: *smtpPass, smtpFrom: *smtpFrom, dkimDomain: *dkimDomain, dkimSelector: *dkimSelector, dkimKeyFile: *dkimKey,
 		dunningFinal: strings.ToLower(*dunning)}
 	if c.oidcIssuer != "" && (c.oidcAudience == "" || !strings.HasPrefix(c.oidcIssuer, "https://")) {
 		return nil, errors.New("--oidc-issuer must be an https:// URL and needs --oidc-audience")
 	}
 	if c.dunningFinal != "canceled" && c.dunningFinal != "unpaid" {
 		return nil, errors.New("--dunning-final must be canceled or unpaid")
+	}
+	if c.smtpURL == "" && (c.smtpPasswordFile != "" || c.smtpFrom != "" || c.dkimDomain != "" || c.dkimKeyFile != "") {
+		return nil, errors.New("--smtp-password-file, --smtp-from and --smtp-dkim-* need --smtp-url")
+	}
+	if c.smtpURL != "" && c.smtpFrom == "" {
+		return nil, errors.New("--smtp-url needs --smtp-from (the sender address of customer e-mail)")
 	}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
@@ -187,6 +203,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err := os.MkdirAll(filesDir, 0o700); err != nil {
 		return fmt.Errorf("create the files directory: %w", err)
 	}
+	smtpSender, err := cfg.smtpSender()
+	if err != nil {
+		return err
+	}
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
 	if err != nil {
 		return err
@@ -261,7 +281,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
 	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, DunningFinal: domain.DunningFinal(cfg.dunningFinal),
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, DunningFinal: domain.DunningFinal(cfg.dunningFinal), SMTP: smtpSender,
 		OIDCIssuer: cfg.oidcIssuer, OIDCAudience: cfg.oidcAudience, OIDCOrgClaim: cfg.oidcOrgClaim}
 	if liveSetup.router != nil {
 		srvCfg.Live = liveSetup.router
@@ -289,7 +309,11 @@ func serve(ctx context.Context, env Env, args []string) error {
 		plain = &http.Server{Addr: cfg.httpAddr, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second}
 	}
 
-	printBanner(env, cfg, org, bootKey, caPath, unshown)
+	mailbox := ""
+	if org != nil {
+		mailbox = srv.MailboxLink(cfg.baseURL, org.ID)
+	}
+	printBanner(env, cfg, org, bootKey, caPath, unshown, mailbox)
 	if bootKey != nil && cfg.sandboxKey == "" {
 		if err := store.Write(ctx, func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
 			return err
@@ -440,7 +464,7 @@ func httpsRequired(baseURL string) http.Handler {
 	})
 }
 
-func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domain.APIKey, caPath, unshown string) {
+func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domain.APIKey, caPath, unshown, mailbox string) {
 	w := env.Stdout
 	fmt.Fprintf(w, "troco %s listening on %s\n", Version, cfg.baseURL)
 	if caPath != "" {
@@ -451,6 +475,9 @@ func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domai
 	}
 	if unshown != "" && org != nil {
 		fmt.Fprintf(w, "the test key created at the first start (%s) was never shown; create one with:\n  troco key create --org %s --env test --db %s\n", unshown, org.ID, cfg.dbPath)
+	}
+	if mailbox != "" {
+		fmt.Fprintf(w, "sandbox mailbox (test-mode customer e-mail; link valid 24 h, renew with GET /v1/test-helpers/mailbox): %s\n", mailbox)
 	}
 	if key == nil {
 		return
@@ -496,6 +523,34 @@ func checkMasterKey(tx *db.Tx, k *secrets.Keyring, dataDir string) error {
 		return fmt.Errorf("%s in %s is not the master key this database was served with: restore that file (it seals the stored webhook secrets) or point --data-dir at the directory that holds it", secrets.MasterKeyFile, dataDir)
 	}
 	return nil
+}
+
+// smtpSender builds the live e-mail sender from the --smtp-* flags (nil without --smtp-url),
+// reading the password and DKIM key files.
+func (c *serveConfig) smtpSender() (email.Sender, error) {
+	if c.smtpURL == "" {
+		return nil, nil
+	}
+	sc := email.SMTPConfig{URL: c.smtpURL, From: c.smtpFrom, DKIMDomain: c.dkimDomain, DKIMSelector: c.dkimSelector}
+	if c.smtpPasswordFile != "" {
+		b, err := os.ReadFile(c.smtpPasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("--smtp-password-file: %w", err)
+		}
+		sc.Password = strings.TrimRight(string(b), "\r\n")
+	}
+	if c.dkimKeyFile != "" {
+		b, err := os.ReadFile(c.dkimKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--smtp-dkim-key-file: %w", err)
+		}
+		sc.DKIMKeyPEM = b
+	}
+	s, err := email.NewSMTP(sc)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func onOff(on bool, name string) string {

@@ -1,10 +1,16 @@
 package core
 
 import (
+	"fmt"
+	"regexp"
+
 	"troco/db"
 	"troco/server/document"
 	"troco/server/domain"
 )
+
+// localePattern is the shape of a language tag in preferred_locales (pt-BR, en, en-US).
+var localePattern = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$`)
 
 // CustomerParams is the body of customer create and update.
 type CustomerParams struct {
@@ -15,6 +21,8 @@ type CustomerParams struct {
 	Document    domain.Opt[string]            `json:"document"`
 	Address     domain.Opt[domain.Address]    `json:"address"`
 	Metadata    domain.Opt[map[string]string] `json:"metadata"`
+	// PreferredLocales: the customer's languages, most preferred first.
+	PreferredLocales domain.Opt[[]string] `json:"preferred_locales"`
 	// Timezone is the IANA zone hosted invoice pages and e-mails render in.
 	Timezone domain.Opt[string] `json:"timezone"`
 }
@@ -55,6 +63,24 @@ func (p *CustomerParams) apply(c *domain.Customer) error {
 				return err
 			}
 			c.Address = &a
+		}
+	}
+	if p.PreferredLocales.Set {
+		if p.PreferredLocales.Null {
+			c.PreferredLocales = []string{}
+		} else {
+			if len(p.PreferredLocales.V) > 10 {
+				return domain.Invalid("preferred_locales", "preferred_locales takes at most 10 locales.")
+			}
+			for i, l := range p.PreferredLocales.V {
+				if err := domain.ValidateText(fmt.Sprintf("preferred_locales[%d]", i), l, 16); err != nil {
+					return err
+				}
+				if !localePattern.MatchString(l) {
+					return domain.Invalid(fmt.Sprintf("preferred_locales[%d]", i), "preferred_locales[%d] must be a language tag such as pt-BR or en.", i)
+				}
+			}
+			c.PreferredLocales = p.PreferredLocales.V
 		}
 	}
 	if p.Timezone.Set {

@@ -140,17 +140,20 @@ func OrganizationFeePlan(o *domain.Organization) FeePlan {
 
 // OrganizationParams is the body of organization create and update (SPEC 4.9).
 type OrganizationParams struct {
-	Name              domain.Opt[string]            `json:"name"`
-	DisplayName       domain.Opt[string]            `json:"display_name"`
-	Document          domain.Opt[string]            `json:"document"`
-	Email             domain.Opt[string]            `json:"email"`
-	Phone             domain.Opt[string]            `json:"phone"`
-	Address           *domain.Address               `json:"address"`
-	FeePlan           domain.Opt[json.RawMessage]   `json:"fee_plan"`
-	DashboardSettings *DashboardSettingsParams      `json:"dashboard_settings"`
-	MaxInstallments   domain.Opt[int]               `json:"max_installments"`
-	CheckoutSettings  *CheckoutSettingsParams       `json:"checkout_settings"`
-	Metadata          domain.Opt[map[string]string] `json:"metadata"`
+	Name              domain.Opt[string]          `json:"name"`
+	DisplayName       domain.Opt[string]          `json:"display_name"`
+	Document          domain.Opt[string]          `json:"document"`
+	Email             domain.Opt[string]          `json:"email"`
+	Phone             domain.Opt[string]          `json:"phone"`
+	Address           *domain.Address             `json:"address"`
+	FeePlan           domain.Opt[json.RawMessage] `json:"fee_plan"`
+	DashboardSettings *DashboardSettingsParams    `json:"dashboard_settings"`
+	MaxInstallments   domain.Opt[int]             `json:"max_installments"`
+	CheckoutSettings  *CheckoutSettingsParams     `json:"checkout_settings"`
+	// EmailSettings turns kinds of customer e-mail on (true) or off (false); absent kinds keep
+	// their setting.
+	EmailSettings map[string]bool               `json:"email_settings"`
+	Metadata      domain.Opt[map[string]string] `json:"metadata"`
 }
 
 // CheckoutSettingsParams are the writable defaults of the organization's hosted checkout pages.
@@ -216,6 +219,14 @@ func saveCheckoutSettings(tx *db.Tx, o *domain.Organization, p *CheckoutSettings
 		template = *o.CheckoutSettings.Template
 	}
 	return tx.SetOrganizationBranding(o.ID, o.CheckoutSettings.Branding, template)
+}
+
+// saveEmailSettings stores o's e-mail settings when the request changed them.
+func saveEmailSettings(tx *db.Tx, o *domain.Organization, p map[string]bool) error {
+	if p == nil {
+		return nil
+	}
+	return tx.SetEmailSettings(o.ID, o.EmailSettings)
 }
 
 // DashboardSettingsParams are the writable display preferences.
@@ -394,6 +405,16 @@ func (p *OrganizationParams) apply(o *domain.Organization, create bool) error {
 	if err := applyCheckoutSettings(o, p.CheckoutSettings); err != nil {
 		return err
 	}
+	if p.EmailSettings != nil {
+		if err := domain.ValidateEmailSettings("email_settings", p.EmailSettings); err != nil {
+			return err
+		}
+		next := o.EmailSettings.Complete()
+		for k, v := range p.EmailSettings {
+			next[k] = v
+		}
+		o.EmailSettings = next
+	}
 	if p.Metadata.Set {
 		if err := domain.ValidateMetadata(p.Metadata.V); err != nil {
 			return err
@@ -440,6 +461,9 @@ func CreateConnectedOrganization(tx *db.Tx, a domain.Actor, c OrgCaller, p Organ
 	if err := saveCheckoutSettings(tx, o, p.CheckoutSettings); err != nil {
 		return nil, err
 	}
+	if err := saveEmailSettings(tx, o, p.EmailSettings); err != nil {
+		return nil, err
+	}
 	created, err := tx.FindOrganizationInMode(o.ID, a.Livemode)
 	if err != nil {
 		return nil, err
@@ -483,6 +507,9 @@ func UpdateOrganization(tx *db.Tx, a domain.Actor, c OrgCaller, id string, p Org
 		return nil, err
 	}
 	if err := saveCheckoutSettings(tx, o, p.CheckoutSettings); err != nil {
+		return nil, err
+	}
+	if err := saveEmailSettings(tx, o, p.EmailSettings); err != nil {
 		return nil, err
 	}
 	after, err := tx.FindOrganizationInMode(o.ID, a.Livemode)

@@ -21,7 +21,12 @@ type Customer struct {
 	DocumentType *string  `json:"document_type"`
 	Address      *Address `json:"address"`
 	Metadata     Metadata `json:"metadata"`
-	Timezone     *string  `json:"timezone"`
+	// PreferredLocales orders the languages of the customer's e-mails and hosted pages
+	// (pt-BR, the default, or en).
+	PreferredLocales []string `json:"preferred_locales"`
+	// Timezone is the IANA zone that e-mails and hosted invoice pages show dates in; null means
+	// America/Sao_Paulo.
+	Timezone *string `json:"timezone"`
 }
 
 // Product is something an organization sells; lists embed its prices (SPEC 2.6).

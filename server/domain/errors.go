@@ -44,6 +44,8 @@ const (
 	CodeUnsupportedMediaType   = "unsupported_media_type"
 	CodeNotFound               = "not_found"
 	CodeMethodNotAllowed       = "method_not_allowed"
+	// CodeMailboxLinkInvalid: a hosted sandbox mailbox link that is altered or expired.
+	CodeMailboxLinkInvalid = "mailbox_link_invalid"
 )
 
 // Error is the single error shape of the API: it carries the HTTP status and the fields of the

@@ -28,6 +28,7 @@ type Organization struct {
 	FeePlan           any               `json:"fee_plan"`
 	DashboardSettings DashboardSettings `json:"dashboard_settings"`
 	CheckoutSettings  CheckoutSettings  `json:"checkout_settings"`
+	EmailSettings     EmailSettings     `json:"email_settings"`
 	MaxInstallments   int               `json:"max_installments"`
 	Platform          *string           `json:"platform"`
 	ConnectedPlatform *string           `json:"connected_platform"`

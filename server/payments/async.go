@@ -145,7 +145,8 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 	}
 	pm := &domain.PaymentMethod{Type: method, BillingDetails: c.buyer, Metadata: domain.Metadata{}}
 	ch := &domain.Charge{ID: chargeID, PaymentIntent: pi.ID, Customer: pi.Customer, Amount: pi.Amount, Currency: pi.Currency, Description: pi.Description,
-		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata), Status: domain.ChargeStatusPending}
+		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata), Status: domain.ChargeStatusPending,
+		ReceiptURL: s.receiptURL(p.Origin, chargeID)}
 	pi.PaymentMethodType = &method
 	pi.Installments = nil
 	pi.LatestCharge = &ch.ID

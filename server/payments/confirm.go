@@ -466,7 +466,7 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 		Country: pm.Card.Country, ExpMonth: pm.Card.ExpMonth, ExpYear: pm.Card.ExpYear,
 		Fingerprint: pm.Card.Fingerprint, Funding: pm.Card.Funding, Installments: count, Last4: pm.Card.Last4, Network: pm.Card.Network}
 	ch := &domain.Charge{ID: chargeID, PaymentIntent: pi.ID, Customer: pi.Customer, Amount: total, Currency: pi.Currency, Description: pi.Description,
-		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata),
+		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata), ReceiptURL: s.receiptURL(p.Origin, chargeID),
 		PaymentMethodDetails: domain.PaymentMethodDetails{Type: domain.MethodCreditCard, Card: details}, Status: domain.ChargeStatusPending}
 	pi.PaymentMethodType = strPtr(domain.MethodCreditCard)
 	pi.Installments = &count

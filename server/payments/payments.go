@@ -44,6 +44,8 @@ type Service struct {
 	SimDelay time.Duration
 	// FingerprintKey keys card fingerprints (HMAC), so equal cards match without storing them.
 	FingerprintKey []byte
+	// ReceiptKey signs receipt URLs; derived from FingerprintKey when unset.
+	ReceiptKey []byte
 	// Sandbox serves test mode; Live serves live mode and is nil until a connector exists, in
 	// which case live payments answer processor_unavailable and write nothing.
 	Sandbox Processor

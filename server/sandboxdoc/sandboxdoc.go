@@ -281,6 +281,32 @@ prints every new event as it is written, one line each (` + "`--json`" + `: the 
 organization or the one of ` + "`--org`" + `. It only reads the database, so it works next to a running
 server; Ctrl-C stops it.
 
+## Customer e-mail: the sandbox mailbox
+
+Test mode never sends e-mail out of troco. Every message a customer would receive (receipt,
+boleto, PIX code, invoice, renewal notice, failed payment, cancellation, refund) lands in the
+organization's sandbox mailbox, in the customer's language (` + "`" + `preferred_locales` + "`" + `, Portuguese by
+default) and time zone (` + "`" + `timezone` + "`" + `). Reading the mailbox first delivers whatever is pending, so a
+message is there as soon as the request that caused it has answered: nothing to wait for.
+
+` + "`" + `` + "`" + `` + "`" + `sh
+# after paying by boleto as joao@example.com: exactly one boleto e-mail, with its digitable line
+curl -s "$TROCO/v1/test-helpers/emails?to=joao@example.com&kind=boleto" -H "Authorization: Bearer $TEST_KEY" \
+  | jq -e '.data | length == 1'
+` + "`" + `` + "`" + `` + "`" + `
+
+- Filters: ` + "`" + `to` + "`" + ` (case-insensitive), ` + "`" + `kind` + "`" + ` (` + "`" + `receipt` + "`" + `, ` + "`" + `boleto` + "`" + `, ` + "`" + `pix` + "`" + `, ` + "`" + `invoice` + "`" + `,
+  ` + "`" + `invoice_upcoming` + "`" + `, ` + "`" + `payment_failed` + "`" + `, ` + "`" + `subscription_canceled` + "`" + `, ` + "`" + `refund` + "`" + `), ` + "`" + `created_at[…]` + "`" + `,
+  ` + "`" + `status` + "`" + ` (default ` + "`" + `sent` + "`" + `). Each message has ` + "`" + `subject` + "`" + `, ` + "`" + `text` + "`" + `, ` + "`" + `html` + "`" + `, ` + "`" + `locale` + "`" + ` and
+  ` + "`" + `related_object` + "`" + ` (the charge, intent, invoice, subscription or refund).
+- A message *not* sent (no address, an address troco will not send to, a kind the organization
+  turned off with ` + "`" + `email_settings` + "`" + `) is listed with ` + "`" + `status=skipped` + "`" + ` and its ` + "`" + `skip_reason` + "`" + `.
+- ` + "`" + `GET /v1/test-helpers/mailbox` + "`" + ` returns a 24-hour link to the mailbox page (also linked from the
+  hosted checkout's and the dashboard's sandbox bars, and printed by ` + "`" + `serve` + "`" + ` at start).
+- ` + "`" + `troco trigger <event>` + "`" + ` prints the e-mails the triggered events queued.
+
+The full reference is in [API.md](API.md#customer-e-mail).
+
 ## CI recipe
 
 A throwaway instance: an in-memory database, a temporary data dir, a test key you choose (so the
