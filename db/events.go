@@ -24,6 +24,7 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	if err != nil {
 		return translate(err, "insert event")
 	}
+	tx.events = append(tx.events, e)
 	return tx.enqueueWebhooks(s, e)
 }
 

@@ -495,3 +495,10 @@ func typeFilter(w *filter, t string) {
 	}
 	w.add("type = ?", t)
 }
+
+// WebhookBacklog counts the deliveries not yet made (the outbox holds undelivered work only) and
+// returns the Unix time the oldest was created (0 when there is none).
+func (tx *Tx) WebhookBacklog() (n, oldest int64, err error) {
+	err = tx.queryRow("SELECT COUNT(*), COALESCE(MIN(created_at), 0) FROM webhook_outbox").Scan(&n, &oldest)
+	return n, oldest, translate(err, "webhook backlog")
+}

@@ -18,6 +18,7 @@ type statusWriter struct {
 	http.ResponseWriter
 	status     int
 	keyIDValue string // set by the auth step for the log line
+	route      string // the matched route pattern (routeRecorder); empty when none matched
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -64,6 +65,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			if sw.keyIDValue != "" {
 				attrs = append(attrs, slog.String("key_id", sw.keyIDValue))
 			}
+			route := sw.route
+			if route == "" {
+				route = "unmatched"
+			}
+			s.cfg.Metrics.Request(route, r.Method, sw.status, time.Since(start))
 			s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 		}()
 		next.ServeHTTP(sw, r)

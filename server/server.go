@@ -4,9 +4,12 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"troco/db"
@@ -14,6 +17,7 @@ import (
 	"troco/server/domain"
 	"troco/server/invoices"
 	"troco/server/jobs"
+	"troco/server/metrics"
 	"troco/server/payments"
 	"troco/server/secrets"
 )
@@ -39,6 +43,8 @@ type Config struct {
 	SimDelay time.Duration
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
+	// Metrics records request counts and latencies; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 // Server serves troco over HTTP; wrap it in TLS (see package tlsutil).
@@ -51,6 +57,7 @@ type Server struct {
 	touched sync.Map // key id → unix second of the last last_used_at write this process queued
 	handler http.Handler
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
+	ready   atomic.Bool       // SetReady; /readyz
 }
 
 // New builds the server and its routes.
@@ -86,6 +93,23 @@ func New(cfg Config) *Server {
 	}
 	s.handler = s.routes()
 	return s
+}
+
+// SetReady marks the server ready for traffic (serve, once listening) or not (shutdown).
+func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
+
+// Ready reports why the server cannot take traffic now, or nil: it must be marked ready and
+// its database must answer a query within two seconds.
+func (s *Server) Ready(ctx context.Context) error {
+	if !s.ready.Load() {
+		return errors.New("starting or shutting down")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := s.db.Ping(ctx); err != nil {
+		return errors.New("the database does not answer")
+	}
+	return nil
 }
 
 // ServeHTTP dispatches to the routes.

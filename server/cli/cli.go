@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,10 @@ const usage = `troco: a payments platform for Brazil and its own sandbox.
 
 Usage:
   troco serve [flags]                      run the HTTPS server
+  troco backup --to FILE [--data-dir D] [--db F]
+                                           consistent online backup (database + master key), also while serve runs
+  troco restore --from FILE [--data-dir D] [--db F] [--force]
+                                           check a backup and restore it (serve on that database must be stopped)
   troco org create --name N [--document D] [--platform] [--connected-to plat_…] [--activation-status S]
   troco org set-status org_… --status active|disabled|in_review|not_submitted [--env live|test|both]
                        [--disabled-reason R] [--missing a,b]   record a review (emits organization.updated)
@@ -68,6 +73,10 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 	switch cmd := strings.Join(args[:min(2, len(args))], " "); {
 	case args[0] == "serve":
 		return serve(ctx, env, args[1:])
+	case args[0] == "backup":
+		return backupCmd(ctx, env, args[1:])
+	case args[0] == "restore":
+		return restoreCmd(ctx, env, args[1:])
 	case cmd == "org set-status":
 		return orgSetStatus(ctx, env, args[2:])
 	case cmd == "org create":
@@ -129,6 +138,17 @@ func (f *flagSet) boolean(name string, def bool, help string) *bool {
 		}
 	}
 	return f.Bool(name, def, help+" ("+envName(name)+")")
+}
+
+func (f *flagSet) integer(name string, def int, help string) *int {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			def = n
+		} else {
+			f.badEnv(name, v, "a whole number")
+		}
+	}
+	return f.Int(name, def, help+" ("+envName(name)+")")
 }
 
 func (f *flagSet) duration(name string, def time.Duration, help string) *time.Duration {

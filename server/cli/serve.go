@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +24,7 @@ import (
 	"troco/server/core"
 	"troco/server/domain"
 	"troco/server/jobs"
+	"troco/server/metrics"
 	"troco/server/secrets"
 	"troco/server/tlsutil"
 	"troco/server/webhooks"
@@ -38,7 +41,13 @@ type serveConfig struct {
 	allowPrivateWebhooks           bool
 	dbSync                         string
 	logFormat                      string
+	metricsAddr                    string
+	metricsAddrSet                 bool // given explicitly: failing to bind it fails the start
+	backup                         backupSchedule
 }
+
+// defaultMetricsAddr is where /metrics listens unless --metrics-addr says otherwise.
+const defaultMetricsAddr = "127.0.0.1:9464"
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
 	fs := newFlags(env, "serve")
@@ -58,17 +67,31 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	private := fs.boolean("allow-private-webhooks", false, "allow live webhook endpoints on loopback and private ranges")
 	sync := fs.str("db-sync", "FULL", "SQLite synchronous level: FULL (durable against power loss) or NORMAL")
 	logFormat := fs.str("log-format", "text", "text or json request logs on stderr")
+	metricsAddr := fs.str("metrics-addr", defaultMetricsAddr, "plain-HTTP listener for /metrics, /healthz and /readyz (keep it on loopback or a private network); off disables it")
+	backupDir := fs.str("backup-dir", "", "write a backup into this directory every --backup-every (off when empty)")
+	backupEvery := fs.duration("backup-every", 24*time.Hour, "interval of the scheduled backups")
+	backupKeep := fs.integer("backup-keep", 7, "how many scheduled backups to keep (older ones are deleted)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
 	}
+	c.metricsAddr = *metricsAddr
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "metrics-addr" {
+			c.metricsAddrSet = true
+		}
+	})
+	if env.Getenv(envName("metrics-addr")) != "" {
+		c.metricsAddrSet = true
+	}
+	c.backup = backupSchedule{dir: *backupDir, every: *backupEvery, keep: *backupKeep}
 	if len(pos) > 0 {
 		return nil, fmt.Errorf("serve takes no arguments; got %q", pos)
 	}
 	if *dbPath == "" {
 		*dbPath = filepath.Join(*dataDir, "troco.db")
 	}
-	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
+	*c = serveConfig{metricsAddr: c.metricsAddr, metricsAddrSet: c.metricsAddrSet, backup: c.backup, addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
 		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
@@ -79,6 +102,17 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	if c.rateLimit != "on" && c.rateLimit != "off" {
 		return nil, errors.New("--rate-limit must be on or off")
+	}
+	if c.backup.dir != "" {
+		if c.dbPath == ":memory:" {
+			return nil, errors.New("--backup-dir needs a database file, not --db :memory:")
+		}
+		if c.backup.every < time.Second {
+			return nil, errors.New("--backup-every must be at least 1s")
+		}
+		if c.backup.keep < 1 {
+			return nil, errors.New("--backup-keep must be at least 1")
+		}
 	}
 	if c.simDelay <= 0 {
 		return nil, errors.New("--sim-delay must be positive")
@@ -108,12 +142,36 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	log := slog.New(handler)
 
+	if err := secureDataDir(cfg.dataDir, log); err != nil {
+		return err
+	}
+	if cfg.backup.dir != "" {
+		if err := os.MkdirAll(cfg.backup.dir, 0o700); err != nil {
+			return fmt.Errorf("--backup-dir: %w", err)
+		}
+	}
+	if cfg.dbPath != ":memory:" {
+		if err := os.MkdirAll(filepath.Dir(cfg.dbPath), 0o700); err != nil {
+			return fmt.Errorf("create the database directory: %w", err)
+		}
+		release, err := lockDB(cfg.dbPath)
+		if errors.Is(err, errLocked) {
+			return fmt.Errorf("%s is in use by another troco serve (it holds %s.lock)", cfg.dbPath, cfg.dbPath)
+		}
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+
+	m := metrics.New()
 	clk := clock.NewOffset(clock.Real{}, 0)
-	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
+	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync, OnEvent: m.Event, OnWriteWait: m.WriteWait})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	m.WatchDB(store, clk)
 
 	keyring, err := secrets.LoadOrCreate(cfg.dataDir)
 	if err != nil {
@@ -160,10 +218,12 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 
 	runner := jobs.NewRunner(clk, log)
+	runner.Observe = m.JobRun
 	registerJobs(runner, store)
-	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
+	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks, OnAttempt: m.WebhookAttempt})
 	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
-		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks})
+		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
+		Metrics: m})
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 
@@ -195,7 +255,30 @@ func serve(ctx context.Context, env Env, args []string) error {
 		}
 	}
 
-	printBanner(env, cfg, org, bootKey, caPath)
+	// The metrics listener: plain HTTP, meant for loopback. The default address is skipped with a
+	// warning when busy; an address given explicitly must bind.
+	var metricsSrv *http.Server
+	var metricsLn net.Listener
+	if cfg.metricsAddr != "" && cfg.metricsAddr != "off" {
+		metricsLn, err = net.Listen("tcp", cfg.metricsAddr)
+		if err != nil && cfg.metricsAddrSet {
+			ln.Close()
+			if plainLn != nil {
+				plainLn.Close()
+			}
+			return fmt.Errorf("listen %s (--metrics-addr): %w", cfg.metricsAddr, err)
+		}
+		if err != nil {
+			log.Warn("metrics listener not started (set --metrics-addr to another address, or off)", "addr", cfg.metricsAddr, "err", err)
+		} else {
+			mux := http.NewServeMux()
+			mux.Handle("GET /metrics", m.Handler())
+			mux.Handle("GET /healthz", srv)
+			mux.Handle("GET /readyz", srv)
+			metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second}
+		}
+	}
+
 	runner.Start()
 	defer runner.Stop()
 	dispatcher.Start()
@@ -210,8 +293,29 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if plain != nil {
 		go func() { errc <- plain.Serve(plainLn) }()
 	}
+	if metricsSrv != nil {
+		go func() { errc <- metricsSrv.Serve(metricsLn) }()
+	}
+	if cfg.backup.dir != "" {
+		bctx, stopBackups := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runScheduledBackups(bctx, cfg.backup, store, cfg.dataDir, clock.Real{}.Now, log, func(d time.Duration, err error) { m.Backup(d, clock.Real{}.Now(), err) })
+		}()
+		defer wg.Wait() // before the store closes (deferred earlier, so it runs later)
+		defer stopBackups()
+	}
+	// Ready only now that every listener serves: the banner (with the bootstrap key) comes last,
+	// so whoever reads it can use the server at once.
+	srv.SetReady(true)
 	if env.Ready != nil {
 		env.Ready(ln.Addr().String())
+	}
+	printBanner(env, cfg, org, bootKey, caPath)
+	if metricsSrv != nil {
+		fmt.Fprintf(env.Stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
 	var serveErr error
 	select {
@@ -222,12 +326,16 @@ func serve(ctx context.Context, env Env, args []string) error {
 		}
 	case <-ctx.Done():
 	}
+	srv.SetReady(false) // /readyz answers 503 from now on
 	log.Info("shutting down: finishing in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	err = httpsServer.Shutdown(shutdownCtx)
 	if plain != nil {
 		err = errors.Join(err, plain.Shutdown(shutdownCtx))
+	}
+	if metricsSrv != nil {
+		err = errors.Join(err, metricsSrv.Shutdown(shutdownCtx))
 	}
 	return errors.Join(serveErr, err)
 }
@@ -337,6 +445,32 @@ func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domai
 	}
 	fmt.Fprintf(w, "test API key (shown once, store it now): %s\n", key.Token)
 	fmt.Fprintf(w, "try:\n  curl %s%s/v1/customers -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"email\":\"ana@example.com\"}'\n", cacert, cfg.baseURL, key.Token)
+}
+
+// secureDataDir creates the data dir mode 0700 and narrows what it holds to its owner: the
+// directory 0700, every file 0600 (database, WAL, keys, certificates; older versions created
+// some of them world-readable).
+func secureDataDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the data dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if err := os.Chmod(filepath.Join(dir, e.Name()), 0o600); err != nil {
+			log.Warn("could not narrow a data dir file to mode 0600", "file", e.Name(), "err", err)
+		}
+	}
+	return nil
 }
 
 // registerJobs adds the background jobs of the foundation.

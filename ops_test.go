@@ -1,0 +1,251 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+)
+
+// payConcurrently creates and confirms card payments on workers goroutines until stop closes,
+// and returns the ids of the intents whose confirmation was acknowledged (200, succeeded), each
+// with the instant the acknowledgement arrived.
+func payConcurrently(in *instance, token string, workers int, stop chan struct{}) func() map[string]time.Time {
+	var mu sync.Mutex
+	acked := map[string]time.Time{}
+	var wg sync.WaitGroup
+	post := func(path, idem, body string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", "https://"+in.addr+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", idem)
+		res, err := in.client.Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		defer res.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&m)
+		return res.StatusCode, m
+	}
+	for w := range workers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := fmt.Sprintf("w%d-%d-%d", w, i, time.Now().UnixNano())
+				st, m := post("/v1/payment-intents", k+"pi", `{"amount":3000,"currency":"brl","payment_method_types":["credit_card"]}`)
+				id, _ := m["id"].(string)
+				if st != 200 || id == "" {
+					continue
+				}
+				st, m = post("/v1/payment-intents/"+id+"/confirm", k+"cf", `{"card":{"number":"4242424242424242","exp_month":12,"exp_year":2040,"cvc":"123"}}`)
+				if st == 200 && m["status"] == "succeeded" {
+					mu.Lock()
+					acked[id] = time.Now()
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	return func() map[string]time.Time {
+		wg.Wait()
+		return acked
+	}
+}
+
+// TestBackupUnderLoadRestoresEveryPayment: a backup taken by `troco backup` while payments are
+// being confirmed restores (into a new data dir) to a database that serve starts on and that holds
+// every payment acknowledged before the backup began. A restore onto the running database, from a
+// truncated file or with another master key is refused with a clear message.
+func TestBackupUnderLoadRestoresEveryPayment(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	addr := freeAddr(t)
+	in := startServe(t, addr, envFrom(nil), "--addr", addr, "--data-dir", data, "--metrics-addr", "off")
+	m := bootKeyLine.FindStringSubmatch(in.stdout.String())
+	is.True(m != nil)
+	key := m[1]
+
+	stop := make(chan struct{})
+	wait := payConcurrently(in, key, 4, stop)
+	time.Sleep(1500 * time.Millisecond) // some payments before the backup
+	backupStart := time.Now()
+	file := filepath.Join(dir, "troco.backup")
+	out, err := runCLI(t, envFrom(nil), "backup", "--to", file, "--data-dir", data)
+	is.NoErr(err)
+	is.True(strings.Contains(out, "backup written to"))
+	time.Sleep(300 * time.Millisecond) // and some after it
+	close(stop)
+	acked := wait()
+	var before []string
+	for id, at := range acked {
+		if at.Before(backupStart) {
+			before = append(before, id)
+		}
+	}
+	t.Logf("%d payments acknowledged, %d before the backup began", len(acked), len(before))
+	is.True(len(before) > 0)
+	st, err := os.Stat(file)
+	is.NoErr(err)
+	is.Equal(st.Mode().Perm(), os.FileMode(0o600)) // the backup holds the master key
+
+	// The running database is not overwritten.
+	_, err = runCLI(t, envFrom(nil), "restore", "--from", file, "--data-dir", data, "--force")
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), "in use by a running troco serve"))
+
+	// A truncated copy is refused, and leaves the target empty.
+	raw, err := os.ReadFile(file)
+	is.NoErr(err)
+	short := filepath.Join(dir, "short.backup")
+	is.NoErr(os.WriteFile(short, raw[:len(raw)/2], 0o600))
+	_, err = runCLI(t, envFrom(nil), "restore", "--from", short, "--data-dir", filepath.Join(dir, "t1"))
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), "truncated"))
+	_, statErr := os.Stat(filepath.Join(dir, "t1", "troco.db"))
+	is.True(os.IsNotExist(statErr))
+
+	// A backup whose master key is not its database's is refused.
+	wrong := filepath.Join(dir, "wrong.backup")
+	is.NoErr(os.WriteFile(wrong, swapMasterKey(t, raw), 0o600))
+	_, err = runCLI(t, envFrom(nil), "restore", "--from", wrong, "--data-dir", filepath.Join(dir, "t2"))
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), "master key does not match"))
+
+	// Restore into a new data dir, then serve it.
+	restored := filepath.Join(dir, "restored")
+	out, err = runCLI(t, envFrom(nil), "restore", "--from", file, "--data-dir", restored)
+	is.NoErr(err)
+	is.True(strings.Contains(out, "integrity check ok"))
+	// Restoring again over it needs --force, and keeps the old files aside.
+	_, err = runCLI(t, envFrom(nil), "restore", "--from", file, "--data-dir", restored)
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), "--force"))
+	out, err = runCLI(t, envFrom(nil), "restore", "--from", file, "--data-dir", restored, "--force")
+	is.NoErr(err)
+	is.True(strings.Contains(out, "kept aside"))
+
+	is.NoErr(in.stop())
+	addr2 := freeAddr(t)
+	in2 := startServe(t, addr2, envFrom(nil), "--addr", addr2, "--data-dir", restored, "--metrics-addr", "off")
+	for _, id := range before {
+		a := in2.do("GET", "/v1/payment-intents/"+id, key, nil)
+		if a.status != 200 || a.str("status") != "succeeded" {
+			t.Fatalf("payment %s acknowledged before the backup: after the restore %d %s", id, a.status, a.raw)
+		}
+	}
+}
+
+// swapMasterKey returns the backup archive raw with its master.key replaced by another key.
+func swapMasterKey(t *testing.T, raw []byte) []byte {
+	t.Helper()
+	tr := tar.NewReader(bytes.NewReader(raw))
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(tr)
+		if h.Name == "master.key" {
+			body = []byte(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)) + "\n")
+			h.Size = int64(len(body))
+		}
+		_ = tw.WriteHeader(h)
+		_, _ = tw.Write(body)
+	}
+	_ = tw.Close()
+	return buf.Bytes()
+}
+
+// TestDataDirIsPrivate: the data dir is 0700 and every file serve keeps in it (database, WAL,
+// shared memory, lock, master key, certificates) is 0600, also one an older version left 0644.
+func TestDataDirIsPrivate(t *testing.T) {
+	is := is.New(t)
+	data := filepath.Join(t.TempDir(), "data")
+	is.NoErr(os.MkdirAll(data, 0o755))
+	is.NoErr(os.WriteFile(filepath.Join(data, "old.pem"), []byte("x"), 0o644))
+	addr := freeAddr(t)
+	in := startServe(t, addr, envFrom(nil), "--addr", addr, "--data-dir", data, "--metrics-addr", "off")
+	in.do("GET", "/healthz", "", nil)
+	st, err := os.Stat(data)
+	is.NoErr(err)
+	is.Equal(st.Mode().Perm(), os.FileMode(0o700))
+	entries, err := os.ReadDir(data)
+	is.NoErr(err)
+	names := map[string]bool{}
+	for _, e := range entries {
+		info, err := e.Info()
+		is.NoErr(err)
+		names[e.Name()] = true
+		if info.Mode().Perm() != 0o600 {
+			t.Errorf("%s is %v, want 0600", e.Name(), info.Mode().Perm())
+		}
+	}
+	for _, want := range []string{"troco.db", "troco.db-wal", "troco.db-shm", "troco.db.lock", "master.key", "ca.pem", "ca-key.pem", "localhost.pem", "localhost-key.pem"} {
+		if !names[want] {
+			t.Errorf("%s not in the data dir (have %v)", want, names)
+		}
+	}
+}
+
+// TestScheduledBackupsAndReadiness: serve --backup-dir writes backups on schedule and keeps the
+// newest --backup-keep; /readyz answers 200 once serving and the metrics listener serves it too.
+func TestScheduledBackupsAndReadiness(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	backups := filepath.Join(dir, "backups")
+	addrs := freeAddrs(t, 2)
+	in := startServe(t, addrs[0], envFrom(nil), "--addr", addrs[0], "--data-dir", filepath.Join(dir, "data"),
+		"--metrics-addr", addrs[1], "--backup-dir", backups, "--backup-every", "1s", "--backup-keep", "2")
+	is.Equal(in.do("GET", "/readyz", "", nil).status, 200)
+	res, err := http.Get("http://" + addrs[1] + "/readyz")
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, 200)
+
+	deadline := time.Now().Add(20 * time.Second)
+	var files []string
+	for time.Now().Before(deadline) {
+		files, _ = filepath.Glob(filepath.Join(backups, "troco-*.backup"))
+		if len(files) >= 2 {
+			time.Sleep(2200 * time.Millisecond) // two more rounds: pruning must keep two
+			files, _ = filepath.Glob(filepath.Join(backups, "troco-*.backup"))
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	is.Equal(len(files), 2)
+	out, err := runCLI(t, envFrom(nil), "restore", "--from", files[len(files)-1], "--data-dir", filepath.Join(dir, "restored"))
+	is.NoErr(err)
+	is.True(strings.Contains(out, "integrity check ok"))
+
+	// A second serve on the same database is refused at once (the first holds its lock).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = run(ctx, []string{"serve", "--addr", freeAddr(t), "--data-dir", filepath.Join(dir, "data"), "--metrics-addr", "off"}, envFrom(nil), io.Discard, io.Discard)
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), "in use by another troco serve"))
+	is.NoErr(in.stop())
+}
