@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,9 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // payConcurrently creates and confirms card payments on workers goroutines until stop closes,
@@ -248,4 +252,139 @@ func TestScheduledBackupsAndReadiness(t *testing.T) {
 	is.True(err != nil)
 	is.True(strings.Contains(err.Error(), "in use by another troco serve"))
 	is.NoErr(in.stop())
+}
+
+// scrape reads /metrics with the Prometheus text parser.
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	res, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("/metrics: %d", res.StatusCode)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(res.Body)
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	return fams
+}
+
+// sample returns the value of the series of family name whose labels include want (counter,
+// gauge, or a histogram's count); 0 when there is none.
+func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+	f := fams[name]
+	if f == nil {
+		return 0
+	}
+	total := 0.0
+	for _, m := range f.Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range want {
+			if labels[k] != v {
+				match = false
+			}
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			total += m.Counter.GetValue()
+		case m.Gauge != nil:
+			total += m.Gauge.GetValue()
+		case m.Histogram != nil:
+			total += float64(m.Histogram.GetSampleCount())
+		}
+	}
+	return total
+}
+
+// TestMetricsMoveWithPaymentsAndDeliveries scrapes the metrics listener before and after card
+// payments, a refund and webhook deliveries to a local receiver, and checks that the series
+// move, that routes are patterns and that no id, token or card number is ever a label.
+func TestMetricsMoveWithPaymentsAndDeliveries(t *testing.T) {
+	is := is.New(t)
+	var mu sync.Mutex
+	delivered := 0
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		delivered++
+		mu.Unlock()
+	}))
+	defer receiver.Close()
+
+	addrs := freeAddrs(t, 2)
+	in := startServe(t, addrs[0], envFrom(nil), "--addr", addrs[0], "--db", ":memory:", "--data-dir", t.TempDir(), "--metrics-addr", addrs[1])
+	key := bootKeyLine.FindStringSubmatch(in.stdout.String())[1]
+	before := scrape(t, addrs[1])
+	is.True(sample(before, "troco_build_info", nil) == 1)
+	is.True(before["troco_webhook_backlog"] != nil)
+	is.True(before["troco_webhook_oldest_undelivered_age_seconds"] != nil)
+	is.True(before["go_goroutines"] != nil)
+	is.True(sample(before, "go_sql_max_open_connections", map[string]string{"db_name": "writer"}) == 1)
+
+	ep := in.do("POST", "/v1/webhook-endpoints", key, map[string]any{"url": receiver.URL + "/hook", "enabled_events": []string{"payment_intent.succeeded"}})
+	is.Equal(ep.status, 200)
+	var ids []string
+	for range 3 {
+		pi := in.do("POST", "/v1/payment-intents", key, map[string]any{"amount": 3000, "currency": "brl", "payment_method_types": []string{"credit_card"}})
+		is.Equal(pi.status, 200)
+		cf := in.do("POST", "/v1/payment-intents/"+pi.str("id")+"/confirm", key, map[string]any{"card": map[string]any{"number": "4242424242424242", "exp_month": 12, "exp_year": 2040, "cvc": "123"}})
+		is.Equal(cf.str("status"), "succeeded")
+		ids = append(ids, pi.str("id"))
+	}
+	declined := in.do("POST", "/v1/payment-intents", key, map[string]any{"amount": 3000, "currency": "brl", "payment_method_types": []string{"credit_card"}})
+	in.do("POST", "/v1/payment-intents/"+declined.str("id")+"/confirm", key, map[string]any{"card": map[string]any{"number": "4000000000000002", "exp_month": 12, "exp_year": 2040, "cvc": "123"}})
+	rf := in.do("POST", "/v1/refunds", key, map[string]any{"payment_intent": ids[0], "amount": 1000})
+	is.Equal(rf.status, 200)
+	in.do("GET", "/v1/payment-intents/"+ids[1], key, nil)
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := delivered
+		mu.Unlock()
+		if n >= 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	after := scrape(t, addrs[1])
+	grew := func(name string, labels map[string]string, by float64) {
+		t.Helper()
+		if d := sample(after, name, labels) - sample(before, name, labels); d < by {
+			t.Errorf("%s%v grew by %v, want at least %v", name, labels, d, by)
+		}
+	}
+	grew("troco_http_requests_total", map[string]string{"route": "/v1/payment-intents/:id/confirm", "method": "POST", "code": "200"}, 3)
+	grew("troco_http_requests_total", map[string]string{"route": "/v1/payment-intents/:id", "method": "GET", "code": "200"}, 1)
+	grew("troco_http_request_duration_seconds", map[string]string{"route": "/v1/payment-intents", "method": "POST"}, 4)
+	grew("troco_payments_total", map[string]string{"method": "credit_card", "outcome": "succeeded", "mode": "test"}, 3)
+	grew("troco_payments_total", map[string]string{"method": "credit_card", "outcome": "failed", "mode": "test"}, 1)
+	grew("troco_refunds_total", map[string]string{"mode": "test"}, 1)
+	grew("troco_webhook_delivery_attempts_total", map[string]string{"result": "success"}, 3)
+	grew("troco_webhook_delivery_duration_seconds", nil, 3)
+	grew("troco_db_write_queue_wait_seconds", nil, 8)
+
+	// Labels are bounded: no id, token, card number or e-mail in any label value.
+	for name, f := range after {
+		for _, m := range f.Metric {
+			for _, l := range m.Label {
+				v := l.GetValue()
+				for _, bad := range append([]string{key, "4242", "ch_test_", "@", declined.str("id")}, ids...) {
+					if strings.Contains(v, bad) {
+						t.Errorf("%s has label %s=%q", name, l.GetName(), v)
+					}
+				}
+			}
+		}
+	}
 }

@@ -48,7 +48,7 @@ func New() *Metrics {
 		Help:    "Time to answer an HTTP request, by route pattern, method and status code.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, []string{"route", "method", "code"})
 	m.payments = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troco_payments_total",
-		Help: "Payment intent outcomes committed, by payment method (card, pix, boleto, other), outcome and mode (live, test)."},
+		Help: "Payment intent outcomes committed, by payment method (credit_card, pix, boleto, other), outcome and mode (live, test)."},
 		[]string{"method", "outcome", "mode"})
 	m.refunds = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troco_refunds_total",
 		Help: "Refunds created, by status at creation and mode."}, []string{"status", "mode"})
@@ -128,7 +128,7 @@ func (m *Metrics) Event(e *domain.Event) {
 		method := "other"
 		if pi, ok := e.Data.Object.(*domain.PaymentIntent); ok && pi.PaymentMethodType != nil {
 			switch *pi.PaymentMethodType {
-			case "card", "pix", "boleto":
+			case domain.MethodCreditCard, domain.MethodPix, domain.MethodBoleto:
 				method = *pi.PaymentMethodType
 			}
 		}
