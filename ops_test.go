@@ -2,8 +2,10 @@ package main
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -386,5 +388,47 @@ func TestMetricsMoveWithPaymentsAndDeliveries(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// rawTLS opens a TLS connection to a serve instance, trusting its CA.
+func rawTLS(t *testing.T, in *instance) *tls.Conn {
+	t.Helper()
+	cfg := in.client.Transport.(*http.Transport).TLSClientConfig.Clone()
+	cfg.ServerName = "localhost"
+	cfg.NextProtos = []string{"http/1.1"}
+	c, err := tls.Dial("tcp", in.addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(60 * time.Second))
+	return c
+}
+
+// TestTooLargeBodySentWholeGets413: a client that writes a 20 MB body completely before reading
+// gets a complete 413 JSON answer, not a reset connection.
+func TestTooLargeBodySentWholeGets413(t *testing.T) {
+	is := is.New(t)
+	addr := freeAddr(t)
+	in := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", ":memory:", "--data-dir", t.TempDir(), "--metrics-addr", "off")
+	key := bootKeyLine.FindStringSubmatch(in.stdout.String())[1]
+	for _, size := range []int{20 << 20, 2 << 20} {
+		c := rawTLS(t, in)
+		body := bytes.Repeat([]byte("a"), size)
+		head := fmt.Sprintf("POST /v1/customers HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", addr, key, size)
+		_, err := c.Write(append([]byte(head), body...)) // all of it before reading anything
+		is.NoErr(err)
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		is.NoErr(err) // a status line, not an EOF
+		raw, err := io.ReadAll(res.Body)
+		is.NoErr(err) // the whole answer
+		res.Body.Close()
+		is.Equal(res.StatusCode, 413)
+		var env struct {
+			Error struct{ Code, Type string }
+		}
+		is.NoErr(json.Unmarshal(raw, &env))
+		is.Equal(env.Error.Code, "request_too_large")
 	}
 }

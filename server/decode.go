@@ -20,10 +20,14 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if r.Body == nil {
 		return nil, nil
 	}
+	orig := r.Body
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
+			if sw, ok := w.(*statusWriter); ok {
+				sw.drain = orig // read the rest after the 413 is written: see observe
+			}
 			return nil, &domain.Error{Status: http.StatusRequestEntityTooLarge, Type: domain.TypeInvalidRequest, Code: domain.CodeRequestTooLarge, Message: "The request body is larger than the limit of " + humanBytes(s.cfg.MaxBodyBytes) + "."}
 		}
 		return nil, domain.Invalid("", "The request body could not be read.")

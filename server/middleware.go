@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -19,6 +20,24 @@ type statusWriter struct {
 	status     int
 	keyIDValue string // set by the auth step for the log line
 	route      string // the matched route pattern (routeRecorder); empty when none matched
+	// drain is the body of a request refused as too large: observe reads and discards the rest
+	// of it once the 413 is written, so that a client that sends its whole body before reading
+	// the answer gets the answer instead of a connection reset.
+	drain io.ReadCloser
+}
+
+// Bounds of the reading that follows a 413: beyond them the connection is closed unread.
+const (
+	maxDrainBytes = 64 << 20
+	maxDrainTime  = 30 * time.Second
+)
+
+// drainRefusedBody sends the answer written so far and discards the rest of a refused body.
+func drainRefusedBody(sw *statusWriter) {
+	rc := http.NewResponseController(sw)
+	_ = rc.Flush()
+	_ = rc.SetReadDeadline(time.Now().Add(maxDrainTime))
+	_, _ = io.CopyN(io.Discard, sw.drain, maxDrainBytes)
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -73,6 +92,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 		}()
 		next.ServeHTTP(sw, r)
+		if sw.drain != nil {
+			drainRefusedBody(sw)
+		}
 	})
 }
 
