@@ -68,6 +68,9 @@ func decodeJSON(body []byte, dst any) error {
 	if trimmed[0] != '{' {
 		return domain.Invalid("", "The request body must be a JSON object.")
 	}
+	if e := checkJSONText(trimmed); e != nil {
+		return e
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()

@@ -1,0 +1,46 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+// TestBodyTextIsRefusedNotRepaired: duplicate keys, NUL and bidirectional controls, and invalid
+// UTF-8 are 400s naming the field, never silently accepted (last key wins) or repaired (U+FFFD).
+func TestBodyTextIsRefusedNotRepaired(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name, path, body, param string
+	}{
+		{"duplicate amount", "/v1/payment-intents", `{"amount":1000,"currency":"brl","amount":5}`, "amount"},
+		{"duplicate with other spacing", "/v1/customers", `{"email":"a@b.co", "email" : "c@d.co"}`, "email"},
+		{"duplicate metadata key", "/v1/customers", `{"metadata":{"k":"a","k":"b"}}`, "metadata[k]"},
+		{"duplicate nested in array", "/v1/checkout-sessions", `{"line_items":[{"price":"p","quantity":1},{"price":"p","quantity":1,"quantity":2}]}`, "line_items[1][quantity]"},
+		{"NUL escaped", "/v1/customers", `{"name":"Ana\u0000Silva"}`, "name"},
+		{"NUL in a metadata value", "/v1/customers", `{"metadata":{"note":"a\u0000"}}`, "metadata[note]"},
+		{"right-to-left override escaped", "/v1/customers", `{"name":"Ana\u202eavliS"}`, "name"},
+		{"right-to-left override raw", "/v1/customers", "{\"description\":\"x\u202ey\"}", "description"},
+		{"isolate raw", "/v1/customers", "{\"name\":\"x\u2066y\"}", "name"},
+		{"invalid UTF-8", "/v1/customers", "{\"name\":\"Jo\xe3o\"}", "name"},
+		{"invalid UTF-8 in a key", "/v1/customers", "{\"metadata\":{\"k\xff\":\"v\"}}", "metadata[k\ufffd]"},
+		{"lone surrogate", "/v1/customers", `{"name":"\ud800"}`, "name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			r := e.Do("POST", tc.path, e.Test, tc.body, "Content-Type", "application/json")
+			is.Equal(r.Status, 400)
+			is.Equal(r.ErrCode(), "invalid_request")
+			if tc.name != "invalid UTF-8 in a key" {
+				is.Equal(r.ErrParam(), tc.param)
+			}
+		})
+	}
+	// What is allowed stays allowed: accents, emoji, U+FFFD written on purpose, the same key in
+	// different objects.
+	is := is.New(t)
+	r := e.Do("POST", "/v1/customers", e.Test, `{"name":"João Ação 🎉 \ufffd","metadata":{"name":"x"}}`, "Content-Type", "application/json")
+	is.Equal(r.Status, 200)
+	is.True(strings.Contains(r.Str("name"), "João"))
+}
