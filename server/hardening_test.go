@@ -44,3 +44,23 @@ func TestBodyTextIsRefusedNotRepaired(t *testing.T) {
 	is.Equal(r.Status, 200)
 	is.True(strings.Contains(r.Str("name"), "João"))
 }
+
+// TestMalformedQueryIs400: a query string that does not decode is refused naming the parameter,
+// never answered as if the parameter were absent.
+func TestMalformedQueryIs400(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ query, param string }{
+		{"limit=%zz", "limit"},
+		{"limit=3&starting_after=%", "starting_after"},
+		{"li%zzmit=3", ""},
+		{"limit=3;email=a", ""},
+	} {
+		is := is.New(t)
+		r := e.Do("GET", "/v1/customers?"+tc.query, e.Test, nil)
+		is.Equal(r.Status, 400)
+		is.Equal(r.ErrCode(), "invalid_request")
+		is.Equal(r.ErrParam(), tc.param)
+	}
+	is := is.New(t)
+	is.Equal(e.Do("GET", "/v1/customers?limit=3&email=a%40b.co", e.Test, nil).Status, 200)
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -91,6 +92,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			s.cfg.Metrics.Request(route, r.Method, sw.status, time.Since(start))
 			s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 		}()
+		if e := checkQuery(r.URL.RawQuery); e != nil {
+			s.writeError(sw, r, e)
+			return
+		}
 		next.ServeHTTP(sw, r)
 		if sw.drain != nil {
 			drainRefusedBody(sw)
@@ -161,4 +166,30 @@ func (s *Server) rejectQuery(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// checkQuery refuses a query string that does not decode (?limit=%zz, a ';' separator) with a
+// 400 naming the parameter, where url.Values would silently drop the pair and the request would
+// run as if it were absent.
+func checkQuery(raw string) *domain.Error {
+	if raw == "" {
+		return nil
+	}
+	if _, err := url.ParseQuery(raw); err == nil {
+		return nil
+	}
+	for _, pair := range strings.Split(raw, "&") {
+		if strings.Contains(pair, ";") {
+			return domain.Invalid("", "The query string must separate parameters with &, not ;.")
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(k)
+		if err != nil {
+			return domain.Invalid("", "The query string has a malformed parameter name (%q).", k)
+		}
+		if _, err := url.QueryUnescape(v); err != nil {
+			return domain.Invalid(key, "The query parameter %s is malformed (bad %%-escape).", key)
+		}
+	}
+	return domain.Invalid("", "The query string is malformed.")
 }
