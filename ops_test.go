@@ -432,3 +432,43 @@ func TestTooLargeBodySentWholeGets413(t *testing.T) {
 		is.Equal(env.Error.Code, "request_too_large")
 	}
 }
+
+// TestEarlyErrorsAnswerJSONAndAreLogged: requests net/http refuses before any handler runs (a
+// control byte in a header, a 100 KB header, a bad request line) get the JSON error envelope
+// with the right status, and each is logged.
+func TestEarlyErrorsAnswerJSONAndAreLogged(t *testing.T) {
+	addr := freeAddr(t)
+	in := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", ":memory:", "--data-dir", t.TempDir(), "--metrics-addr", "off", "--log-format", "json")
+	for _, tc := range []struct {
+		name, request string
+		status        int
+		code          string
+	}{
+		{"control byte in a header", "GET /v1/customers HTTP/1.1\r\nHost: x\r\nX-Note: a\x01b\r\n\r\n", 400, "invalid_request"},
+		{"100 KB header", "GET /v1/customers HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 100<<10) + "\r\n\r\n", 431, "request_too_large"},
+		{"bad request line", "GARBAGE-WITHOUT-A-PATH-OR-VERSION\r\nHost: x\r\n\r\n", 400, "invalid_request"},
+		{"no host", "GET /v1/customers HTTP/1.1\r\n\r\n", 400, "invalid_request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			c := rawTLS(t, in)
+			_, err := io.WriteString(c, tc.request)
+			is.NoErr(err)
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			is.NoErr(err)
+			raw, err := io.ReadAll(res.Body)
+			is.NoErr(err)
+			is.Equal(res.StatusCode, tc.status)
+			is.True(strings.HasPrefix(res.Header.Get("Content-Type"), "application/json"))
+			is.True(strings.HasPrefix(res.Header.Get("Request-Id"), "req_"))
+			var env struct{ Error struct{ Type, Code, Message string } }
+			is.NoErr(json.Unmarshal(raw, &env))
+			is.Equal(env.Error.Type, "invalid_request_error")
+			is.Equal(env.Error.Code, tc.code)
+			is.True(strings.Contains(in.stderr.String(), `"status":`+fmt.Sprint(tc.status)))
+		})
+	}
+	is := is.New(t)
+	is.Equal(strings.Count(in.stderr.String(), "request refused before routing"), 4)
+	is.True(!strings.Contains(in.stderr.String(), "aaaaaaaa")) // the header itself is never logged
+}

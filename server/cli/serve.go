@@ -289,7 +289,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	httpsServer.ConnState = unused.track
 	httpsServer.RegisterOnShutdown(unused.close) // runs once Shutdown has begun: see unusedConns
 	server.PrepareHTTPS(httpsServer)
-	go func() { errc <- httpsServer.Serve(server.TLSListener(ln, tlsConfig)) }()
+	go func() { errc <- httpsServer.Serve(server.TLSListener(ln, tlsConfig, log)) }()
 	if plain != nil {
 		go func() { errc <- plain.Serve(plainLn) }()
 	}
