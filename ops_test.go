@@ -461,7 +461,9 @@ func TestEarlyErrorsAnswerJSONAndAreLogged(t *testing.T) {
 			is.Equal(res.StatusCode, tc.status)
 			is.True(strings.HasPrefix(res.Header.Get("Content-Type"), "application/json"))
 			is.True(strings.HasPrefix(res.Header.Get("Request-Id"), "req_"))
-			var env struct{ Error struct{ Type, Code, Message string } }
+			var env struct {
+				Error struct{ Type, Code, Message string }
+			}
 			is.NoErr(json.Unmarshal(raw, &env))
 			is.Equal(env.Error.Type, "invalid_request_error")
 			is.Equal(env.Error.Code, tc.code)
