@@ -1,10 +1,19 @@
 package server_test
 
 import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/matryer/is"
+
+	"troco/db"
+	"troco/server"
+	"troco/server/clock"
 )
 
 // TestBodyTextIsRefusedNotRepaired: duplicate keys, NUL and bidirectional controls, and invalid
@@ -63,4 +72,31 @@ func TestMalformedQueryIs400(t *testing.T) {
 	}
 	is := is.New(t)
 	is.Equal(e.Do("GET", "/v1/customers?limit=3&email=a%40b.co", e.Test, nil).Status, 200)
+}
+
+// TestReadiness: /readyz is 503 until serve marks the server ready, 200 while the database
+// answers, 503 again once a shutdown begins or the database is gone; /healthz stays 200.
+func TestReadiness(t *testing.T) {
+	is := is.New(t)
+	d, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "troco.db"), db.Options{Schema: schemaSQL(t)})
+	is.NoErr(err)
+	srv := server.New(server.Config{DB: d, Clock: clock.NewOffset(clock.Real{}, 0), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ts := httptest.NewTLSServer(srv)
+	defer ts.Close()
+	get := func(path string) int {
+		res, err := ts.Client().Get(ts.URL + path)
+		is.NoErr(err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	is.Equal(get("/readyz"), 503) // starting
+	is.Equal(get("/healthz"), 200)
+	srv.SetReady(true)
+	is.Equal(get("/readyz"), 200)
+	srv.SetReady(false) // shutting down
+	is.Equal(get("/readyz"), 503)
+	is.Equal(get("/healthz"), 200)
+	srv.SetReady(true)
+	is.NoErr(d.Close()) // the database is gone
+	is.Equal(get("/readyz"), 503)
 }
