@@ -426,7 +426,7 @@ func runScheduledBackups(ctx context.Context, sch backupSchedule, store *db.DB, 
 			onDone(took, err)
 		}
 		if err != nil {
-			log.Error("backup failed", "file", name, "err", err)
+			log.Error("backup failed", "file", name, "error", err)
 			continue
 		}
 		log.Info("backup written", "file", name, "db_bytes", m.DBBytes, "duration_ms", took.Milliseconds())
@@ -439,7 +439,7 @@ func pruneBackups(dir string, keep int, log *slog.Logger) {
 	sort.Strings(matches) // names sort by time
 	for len(matches) > keep {
 		if err := os.Remove(matches[0]); err != nil {
-			log.Warn("could not remove an old backup", "file", matches[0], "err", err)
+			log.Warn("could not remove an old backup", "file", matches[0], "error", err)
 		}
 		matches = matches[1:]
 	}

@@ -269,7 +269,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 			return fmt.Errorf("listen %s (--metrics-addr): %w", cfg.metricsAddr, err)
 		}
 		if err != nil {
-			log.Warn("metrics listener not started (set --metrics-addr to another address, or off)", "addr", cfg.metricsAddr, "err", err)
+			log.Warn("metrics listener not started (set --metrics-addr to another address, or off)", "addr", cfg.metricsAddr, "error", err)
 		} else {
 			mux := http.NewServeMux()
 			mux.Handle("GET /metrics", m.Handler())
@@ -467,7 +467,7 @@ func secureDataDir(dir string, log *slog.Logger) error {
 			continue
 		}
 		if err := os.Chmod(filepath.Join(dir, e.Name()), 0o600); err != nil {
-			log.Warn("could not narrow a data dir file to mode 0600", "file", e.Name(), "err", err)
+			log.Warn("could not narrow a data dir file to mode 0600", "file", e.Name(), "error", err)
 		}
 	}
 	return nil
