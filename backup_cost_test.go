@@ -126,7 +126,9 @@ func TestBackupCost(t *testing.T) {
 			return
 		}
 		slices.Sort(lats)
-		pct := func(p float64) time.Duration { return lats[min(len(lats)-1, int(p*float64(len(lats))))].Round(100 * time.Microsecond) }
+		pct := func(p float64) time.Duration {
+			return lats[min(len(lats)-1, int(p*float64(len(lats))))].Round(100 * time.Microsecond)
+		}
 		t.Logf("%s: %d payments (create + confirm), %.1f/s, p50 %s, p99 %s, max %s", name, len(lats),
 			float64(len(lats))/to.Sub(from).Seconds(), pct(.5), pct(.99), lats[len(lats)-1].Round(time.Millisecond))
 	}
