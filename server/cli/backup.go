@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"troco/db"
@@ -25,8 +24,8 @@ import (
 
 // A backup is a tar archive of three members, in this order: manifest.json (what and when, the
 // database's size and SHA-256), master.key (the data dir's key, without which the stored
-// webhook secrets cannot be opened) and troco.db (a VACUUM INTO snapshot). It is written mode
-// 0600 and holds the master key: keep it as carefully as the data dir itself.
+// webhook secrets cannot be opened) and troco.db (a snapshot by SQLite's online backup API).
+// It is written mode 0600 and holds the master key: keep it as carefully as the data dir.
 const (
 	backupManifest = "manifest.json"
 	backupDB       = "troco.db"
@@ -40,23 +39,6 @@ type manifest struct {
 	DBBytes       int64  `json:"db_bytes"`
 	DBSHA256      string `json:"db_sha256"`
 	Payments      int64  `json:"payment_intents"`
-}
-
-// lockDB takes the lock serve holds on its database file (<db>.lock) for as long as it runs, so
-// restore can tell that a database is in use. It fails at once when another process holds it.
-func lockDB(dbPath string) (release func(), err error) {
-	f, err := os.OpenFile(dbPath+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", dbPath, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, errLocked
-		}
-		return nil, fmt.Errorf("lock %s: %w", dbPath, err)
-	}
-	return func() { f.Close() }, nil
 }
 
 var errLocked = errors.New("locked")
@@ -408,7 +390,7 @@ type backupSchedule struct {
 }
 
 // runScheduledBackups writes a backup into dir every interval until ctx ends, keeping the newest
-// keep of them. Each is the in-process snapshot of store (VACUUM INTO on a reader connection).
+// keep of them. Each is a snapshot of store by the online backup API (db.DB.Backup).
 func runScheduledBackups(ctx context.Context, sch backupSchedule, store *db.DB, dataDir string, now func() time.Time, log *slog.Logger, onDone func(time.Duration, error)) {
 	t := time.NewTicker(sch.every)
 	defer t.Stop()
