@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -437,8 +438,10 @@ func TestTooLargeBodySentWholeGets413(t *testing.T) {
 // control byte in a header, a 100 KB header, a bad request line) get the JSON error envelope
 // with the right status, and each is logged.
 func TestEarlyErrorsAnswerJSONAndAreLogged(t *testing.T) {
-	addr := freeAddr(t)
-	in := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", ":memory:", "--data-dir", t.TempDir(), "--metrics-addr", "off", "--log-format", "json")
+	addrs := freeAddrs(t, 2)
+	addr := addrs[0]
+	in := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", ":memory:", "--data-dir", t.TempDir(), "--metrics-addr", "off", "--log-format", "json",
+		"--http-addr", addrs[1])
 	for _, tc := range []struct {
 		name, request string
 		status        int
@@ -470,7 +473,18 @@ func TestEarlyErrorsAnswerJSONAndAreLogged(t *testing.T) {
 			is.True(strings.Contains(in.stderr.String(), `"status":`+fmt.Sprint(tc.status)))
 		})
 	}
+	// The plain-HTTP listener answers the same way.
 	is := is.New(t)
-	is.Equal(strings.Count(in.stderr.String(), "request refused before routing"), 4)
+	c, err := net.Dial("tcp", addrs[1])
+	is.NoErr(err)
+	defer c.Close()
+	_, err = io.WriteString(c, "GET /v1/customers HTTP/1.1\r\nHost: x\r\nX-Note: a\x01b\r\n\r\n")
+	is.NoErr(err)
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	is.NoErr(err)
+	is.Equal(res.StatusCode, 400)
+	is.True(strings.HasPrefix(res.Header.Get("Content-Type"), "application/json"))
+	res.Body.Close()
+	is.Equal(strings.Count(in.stderr.String(), "request refused before routing"), 5)
 	is.True(!strings.Contains(in.stderr.String(), "aaaaaaaa")) // the header itself is never logged
 }

@@ -93,14 +93,18 @@ const stdlibErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConne
 
 // Write passes responses through, except net/http's early error answers, which it rewrites as
 // the JSON error envelope (same status) and logs.
-func (c *rawConn) Write(p []byte) (int, error) {
+func (c *rawConn) Write(p []byte) (int, error) { return writeEarlyErrorAsJSON(c.Conn, p, c.log) }
+
+// writeEarlyErrorAsJSON writes p to conn, rewriting it first when it is one of net/http's early
+// error answers.
+func writeEarlyErrorAsJSON(conn net.Conn, p []byte, log *slog.Logger) (int, error) {
 	if !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) || !bytes.Contains(p, []byte(stdlibErrorHeaders)) {
-		return c.Conn.Write(p)
+		return conn.Write(p)
 	}
 	statusLine, text, _ := bytes.Cut(p, []byte(stdlibErrorHeaders))
 	code, err := strconv.Atoi(string(bytes.TrimPrefix(statusLine, []byte("HTTP/1.1 ")))[:min(3, len(statusLine)-9)])
 	if err != nil || code < 400 || code > 599 {
-		return c.Conn.Write(p)
+		return conn.Write(p)
 	}
 	// The body repeats the status line, with net/http's detail after ": " when it has one.
 	reason := "malformed request line or header"
@@ -117,15 +121,44 @@ func (c *rawConn) Write(p []byte) (int, error) {
 	id := domain.NewID(domain.PrefixRequest)
 	body, _ := json.Marshal(map[string]any{"error": map[string]string{"type": domain.TypeInvalidRequest, "code": errCode, "message": message}})
 	body = append(body, '\n')
-	c.log.Warn("request refused before routing", slog.String("request_id", id), slog.Int("status", code),
-		slog.String("reason", reason), slog.String("remote", c.RemoteAddr().String()))
+	log.Warn("request refused before routing", slog.String("request_id", id), slog.Int("status", code),
+		slog.String("reason", reason), slog.String("remote", conn.RemoteAddr().String()))
 	out := fmt.Sprintf("HTTP/1.1 %d %s\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\nRequest-Id: %s\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
 		code, http.StatusText(code), id, len(body), body)
-	if _, err := io.WriteString(c.Conn, out); err != nil {
+	if _, err := io.WriteString(conn, out); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
+
+// PlainListener wraps the optional plain-HTTP listener so that its early errors are answered
+// and logged as on the HTTPS listener.
+func PlainListener(ln net.Listener, log *slog.Logger) net.Listener {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &plainListener{Listener: ln, log: log}
+}
+
+type plainListener struct {
+	net.Listener
+	log *slog.Logger
+}
+
+func (l *plainListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &plainConn{Conn: c, log: l.log}, nil
+}
+
+type plainConn struct {
+	net.Conn
+	log *slog.Logger
+}
+
+func (c *plainConn) Write(p []byte) (int, error) { return writeEarlyErrorAsJSON(c.Conn, p, c.log) }
 
 type ctxRawConnKey struct{}
 
@@ -226,4 +259,13 @@ func strayKeyWhitespace(r *http.Request, authz, alt string) bool {
 	}
 	c.stray = c.stray[:0]
 	return found
+}
+
+// CloseWrite lets net/http half-close the connection after an early answer, as on a bare TCP
+// connection.
+func (c *plainConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }

@@ -291,7 +291,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	server.PrepareHTTPS(httpsServer)
 	go func() { errc <- httpsServer.Serve(server.TLSListener(ln, tlsConfig, log)) }()
 	if plain != nil {
-		go func() { errc <- plain.Serve(plainLn) }()
+		go func() { errc <- plain.Serve(server.PlainListener(plainLn, log)) }()
 	}
 	if metricsSrv != nil {
 		go func() { errc <- metricsSrv.Serve(metricsLn) }()
