@@ -10,7 +10,7 @@ if [[ -z $engine ]]; then
 fi
 ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
-CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags='-s -w' -o "$ctx/troco" .
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$ctx/troco" .
 ca=/etc/ssl/certs/ca-certificates.crt
 [[ -f $ca ]] || ca=/etc/pki/tls/certs/ca-bundle.crt
 cp "$ca" "$ctx/ca-certificates.crt"
