@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -487,4 +488,39 @@ func TestEarlyErrorsAnswerJSONAndAreLogged(t *testing.T) {
 	res.Body.Close()
 	is.Equal(strings.Count(in.stderr.String(), "request refused before routing"), 5)
 	is.True(!strings.Contains(in.stderr.String(), "aaaaaaaa")) // the header itself is never logged
+}
+
+// TestBannerComesAfterReadiness: the moment the start banner (with the bootstrap key) is
+// printed, the server already answers /readyz with 200, so a script that waits for the key can
+// use it at once.
+func TestBannerComesAfterReadiness(t *testing.T) {
+	is := is.New(t)
+	addr := freeAddr(t)
+	data := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdout := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", addr, "--db", ":memory:", "--data-dir", data, "--metrics-addr", "off"}, envFrom(nil), stdout, io.Discard)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !bootKeyLine.MatchString(stdout.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner: %s", stdout.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	pem, err := os.ReadFile(filepath.Join(data, "ca.pem"))
+	is.NoErr(err)
+	pool := x509.NewCertPool()
+	is.True(pool.AppendCertsFromPEM(pem))
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer client.CloseIdleConnections()
+	res, err := client.Get("https://" + addr + "/readyz")
+	is.NoErr(err) // already listening
+	res.Body.Close()
+	is.Equal(res.StatusCode, 200) // and ready
+	cancel()
+	is.NoErr(<-done)
 }
