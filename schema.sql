@@ -625,3 +625,104 @@ CREATE TABLE checkout_discounts (
 );
 CREATE INDEX checkout_discounts_coupon ON checkout_discounts (coupon_id);
 CREATE INDEX checkout_discounts_promotion_code ON checkout_discounts (promotion_code_id);
+
+-- migrate: 110
+-- Live-mode processor calls (Cielo, API Pix). A call is reserved in one transaction (state
+-- reserved, with the idempotent reference the processor knows it by), made outside any
+-- transaction, and its answer recorded (done) then applied to the charge (applied). A PIX charge
+-- the PSP opened waits (waiting) until its webhook or the reconciliation job sees it paid or
+-- expired. next_check_at is when the reconciliation job looks at the row next (also its claim).
+CREATE TABLE processor_calls (
+    seq                INTEGER PRIMARY KEY,
+    id                 TEXT    NOT NULL UNIQUE,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    kind               TEXT    NOT NULL,
+    method             TEXT    NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    charge_id          TEXT    NOT NULL,
+    refund_id          TEXT,
+    reference          TEXT    NOT NULL UNIQUE,
+    amount             INTEGER NOT NULL,
+    params             TEXT    NOT NULL DEFAULT '{}',
+    state              TEXT    NOT NULL,
+    result             TEXT,
+    processor_id       TEXT,
+    attempts           INTEGER NOT NULL DEFAULT 0,
+    next_check_at      INTEGER NOT NULL,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL
+);
+CREATE INDEX processor_calls_due ON processor_calls (state, next_check_at);
+CREATE INDEX processor_calls_intent ON processor_calls (org_id, livemode, payment_intent_id, state);
+CREATE INDEX processor_calls_charge ON processor_calls (org_id, livemode, charge_id, kind);
+
+-- migrate: 111
+-- A live saved card's processor token (Cielo CardToken), sealed with the master key.
+CREATE TABLE processor_card_tokens (
+    payment_method_id  TEXT    PRIMARY KEY,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    sealed_token       TEXT    NOT NULL,
+    created_at         INTEGER NOT NULL
+);
+
+-- migrate: 130
+-- Files (issue 13). The bytes live on disk in the files directory under the file's id (never a
+-- name a request chooses); the row is written after the bytes are durable, and a sweep at start
+-- removes bytes without a row and rows without bytes. activation_session_id links an identity
+-- document to the hosted activation session it was uploaded in.
+CREATE TABLE files (
+    seq                    INTEGER PRIMARY KEY,
+    id                     TEXT    NOT NULL UNIQUE,
+    org_id                 TEXT    NOT NULL,
+    livemode               INTEGER NOT NULL,
+    purpose                TEXT    NOT NULL,
+    filename               TEXT    NOT NULL,
+    mime_type              TEXT    NOT NULL,
+    size                   INTEGER NOT NULL,
+    sha256                 TEXT    NOT NULL,
+    metadata               TEXT    NOT NULL DEFAULT '{}',
+    activation_session_id  TEXT,
+    created_at             INTEGER NOT NULL,
+    updated_at             INTEGER NOT NULL
+);
+CREATE INDEX files_scope ON files (org_id, livemode, seq);
+CREATE INDEX files_purpose ON files (org_id, livemode, purpose, seq);
+
+-- migrate: 131
+-- Disputes (issue 13). The public object is kept as a JSON document plus the columns lists,
+-- filters and the dispute job query; dispute_schedule holds the sandbox's pending steps (open a
+-- dispute a minute after a dispute test card's charge, decide a submitted one after --sim-delay,
+-- the due date), claimed by the job inside a write transaction.
+ALTER TABLE charges ADD COLUMN disputed INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE disputes (
+    seq                INTEGER PRIMARY KEY,
+    id                 TEXT    NOT NULL UNIQUE,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    charge_id          TEXT    NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    status             TEXT    NOT NULL,
+    doc                TEXT    NOT NULL,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL
+);
+CREATE INDEX disputes_scope ON disputes (org_id, livemode, seq);
+CREATE INDEX disputes_charge ON disputes (org_id, livemode, charge_id, seq);
+CREATE INDEX disputes_intent ON disputes (org_id, livemode, payment_intent_id, seq);
+
+CREATE TABLE dispute_schedule (
+    seq         INTEGER PRIMARY KEY,
+    org_id      TEXT    NOT NULL,
+    livemode    INTEGER NOT NULL,
+    action      TEXT    NOT NULL,
+    charge_id   TEXT    NOT NULL,
+    dispute_id  TEXT,
+    reason      TEXT,
+    due_at      INTEGER NOT NULL,
+    created_at  INTEGER NOT NULL
+);
+CREATE INDEX dispute_schedule_due ON dispute_schedule (due_at);
+CREATE INDEX dispute_schedule_dispute ON dispute_schedule (dispute_id);

@@ -186,7 +186,8 @@ func (tx *Tx) ClaimDueActivationReviews(now int64, limit int) ([]ActivationRevie
 	return out, nil
 }
 
-// ActivationDocument is an identity document uploaded in the hosted form.
+// ActivationDocument is an identity document an older troco kept as a blob (activation_documents);
+// the start-up migration moves each to the files directory (see LegacyActivationDocuments).
 type ActivationDocument struct {
 	ID        string
 	OrgID     string
@@ -197,24 +198,6 @@ type ActivationDocument struct {
 	Size      int64
 	SHA256    string
 	Content   []byte
-}
-
-// CreateActivationDocument stores an uploaded document, assigning its id (file_…).
-func (tx *Tx) CreateActivationDocument(d *ActivationDocument) error {
-	d.ID = domain.NewID(domain.PrefixFile)
-	_, err := tx.exec(`INSERT INTO activation_documents (id, org_id, livemode, session_id, filename, mime_type, size, sha256, content, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.OrgID, boolInt(d.Livemode), d.SessionID, d.Filename, d.MIMEType, d.Size, d.SHA256, d.Content, tx.now())
-	return translate(err, "create activation document")
-}
-
-// FindActivationDocumentMeta returns an uploaded document's metadata (without its content).
-func (tx *Tx) FindActivationDocumentMeta(id string) (*ActivationDocument, error) {
-	var d ActivationDocument
-	var live int
-	err := tx.queryRow("SELECT id, org_id, livemode, session_id, filename, mime_type, size, sha256 FROM activation_documents WHERE id = ?", id).
-		Scan(&d.ID, &d.OrgID, &live, &d.SessionID, &d.Filename, &d.MIMEType, &d.Size, &d.SHA256)
-	d.Livemode = live == 1
-	return &d, translate(err, "find activation document")
 }
 
 const payoutCols = `id, org_id, livemode, status, bank_code, branch, account_number, account_type, holder_name, holder_document,

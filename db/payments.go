@@ -187,21 +187,22 @@ func (tx *Tx) ListPaymentIntents(s domain.Scope, f PaymentIntentFilter, p ListPa
 // ---- charges ----
 
 const chargeCols = `id, livemode, payment_intent_id, customer_id, status, amount, amount_captured, amount_refunded, captured, paid, refunded,
-currency, description, invoice_id, payment_method_id, billing_details, payment_method_details, payment_error, metadata, created_at, updated_at`
+currency, description, invoice_id, payment_method_id, billing_details, payment_method_details, payment_error, metadata, created_at, updated_at, disputed`
 
 func scanCharge(s scanner) (*domain.Charge, error) {
 	var c domain.Charge
-	var live, captured, paid, refunded int
+	var live, captured, paid, refunded, disputed int
 	var billing, details string
 	var payErr *string
 	var metadata string
 	var created, updated int64
 	err := s.Scan(&c.ID, &live, &c.PaymentIntent, &c.Customer, &c.Status, &c.Amount, &c.AmountCaptured, &c.AmountRefunded, &captured, &paid, &refunded,
-		&c.Currency, &c.Description, &c.Invoice, &c.PaymentMethod, &billing, &details, &payErr, &metadata, &created, &updated)
+		&c.Currency, &c.Description, &c.Invoice, &c.PaymentMethod, &billing, &details, &payErr, &metadata, &created, &updated, &disputed)
 	if err != nil {
 		return nil, err
 	}
 	c.Object = "charge"
+	c.Disputed = disputed == 1
 	c.Livemode = live == 1
 	c.Captured, c.Paid, c.Refunded = captured == 1, paid == 1, refunded == 1
 	if err := payParse(&billing, &c.BillingDetails); err != nil {
@@ -297,10 +298,10 @@ func (tx *Tx) UpdateCharge(s domain.Scope, c *domain.Charge) error {
 		return err
 	}
 	res, err := tx.exec(`UPDATE charges SET status = ?, amount = ?, amount_captured = ?, amount_refunded = ?, captured = ?, paid = ?, refunded = ?,
-		description = ?, payment_method_id = ?, billing_details = ?, payment_method_details = ?, payment_error = ?, metadata = ?, updated_at = ?
+		description = ?, payment_method_id = ?, billing_details = ?, payment_method_details = ?, payment_error = ?, metadata = ?, updated_at = ?, disputed = ?
 		WHERE id = ? AND org_id = ? AND livemode = ?`,
 		c.Status, c.Amount, c.AmountCaptured, c.AmountRefunded, boolInt(c.Captured), boolInt(c.Paid), boolInt(c.Refunded),
-		c.Description, c.PaymentMethod, billing, details, payErr, metadataJSON(c.Metadata), tx.now(), c.ID, s.OrgID, boolInt(s.Livemode))
+		c.Description, c.PaymentMethod, billing, details, payErr, metadataJSON(c.Metadata), tx.now(), boolInt(c.Disputed), c.ID, s.OrgID, boolInt(s.Livemode))
 	return affectedOne(res, err, "update charge")
 }
 
@@ -353,7 +354,9 @@ func scanRefund(s scanner) (*domain.Refund, error) {
 
 // CreateRefund inserts r in scope, assigning id and timestamps.
 func (tx *Tx) CreateRefund(s domain.Scope, r *domain.Refund) error {
-	r.ID = domain.NewID(domain.PrefixRefund)
+	if r.ID == "" {
+		r.ID = domain.NewID(domain.PrefixRefund)
+	}
 	r.Object = "refund"
 	r.Livemode = s.Livemode
 	r.CreatedAt, r.UpdatedAt = domain.At(tx.Now), domain.At(tx.Now)

@@ -15,6 +15,7 @@ func (s *Server) handleProductCreate() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		p.FilesBaseURL = s.origin(r)
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return core.CreateProduct(tx, a, p) })
 	})
 }
@@ -34,6 +35,7 @@ func (s *Server) handleProductUpdate() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		p.FilesBaseURL = s.origin(r)
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return core.UpdateProduct(tx, a, id, p) })
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/a-h/templ"
 	"github.com/julienschmidt/httprouter"
@@ -199,6 +201,19 @@ func (s *Server) handleActivationPost() http.Handler {
 		action := r.PostFormValue("action")
 		upload, uploadErr := readActivationUpload(r)
 
+		if upload != nil {
+			// The bytes first, durable, then the row in the form's transaction; bytes whose row
+			// did not commit are removed below (or by the start-up sweep after a crash).
+			if err := s.files.Write(upload.FileID, upload.content); err != nil {
+				s.activationFailed(w, r, err)
+				return
+			}
+			defer func() {
+				if !s.fileRowExists(upload.FileID) {
+					_ = s.files.Remove(upload.FileID)
+				}
+			}()
+		}
 		var out activationOutcome
 		var f *core.ActivationForm
 		err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
@@ -208,7 +223,7 @@ func (s *Server) handleActivationPost() http.Handler {
 			}
 			activation.Merge(f.Values, r.PostForm, activation.Steps[step].Key)
 			if upload != nil {
-				if err := core.StoreActivationUpload(tx, f, *upload); err != nil {
+				if err := core.StoreActivationUpload(tx, f, upload.ActivationUpload); err != nil {
 					return err
 				}
 			}
@@ -306,7 +321,7 @@ func activationNotAllowedMessage(e *domain.Error) string {
 
 // readActivationUpload returns the identity document of a posted step (nil when none was sent)
 // or a Portuguese error: at most 5 MB, and a PDF, PNG or JPEG by its content, not its name.
-func readActivationUpload(r *http.Request) (*core.ActivationUpload, string) {
+func readActivationUpload(r *http.Request) (*activationUpload, string) {
 	if r.MultipartForm == nil || len(r.MultipartForm.File[activation.DraftDocumentFile]) == 0 {
 		return nil, ""
 	}
@@ -335,7 +350,21 @@ func readActivationUpload(r *http.Request) (*core.ActivationUpload, string) {
 	if name == "" || len(name) > 200 {
 		name = "documento"
 	}
-	return &core.ActivationUpload{Filename: name, MIMEType: mt, Content: content}, ""
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || strings.ContainsRune(`/\:"`, r) {
+			return '_'
+		}
+		return r
+	}, strings.ReplaceAll(name, "..", "_"))
+	sum := sha256.Sum256(content)
+	return &activationUpload{ActivationUpload: core.ActivationUpload{FileID: domain.NewID(domain.PrefixFile), Filename: name, MIMEType: mt,
+		Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:])}, content: content}, ""
+}
+
+// activationUpload is an identity document read from the form, before its bytes are committed.
+type activationUpload struct {
+	core.ActivationUpload
+	content []byte
 }
 
 func readMultipartFile(fh *multipart.FileHeader) ([]byte, error) {

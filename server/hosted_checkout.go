@@ -423,20 +423,33 @@ func (s *Server) csrfValid(r *http.Request, sessionID string) bool {
 // hostedWrite runs fn in a write transaction; a *domain.Error with KeepChanges (a declined card)
 // keeps fn's writes and is still returned, as s.mutate does for the API.
 func (s *Server) hostedWrite(ctx context.Context, fn func(tx *db.Tx) error) error {
-	var opErr error
-	err := s.db.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error {
-		return tx.Savepoint(func() error {
-			opErr = fn(tx)
-			if e, ok := domain.AsError(opErr); ok && e.KeepChanges {
-				return nil
-			}
-			return opErr
+	return s.hostedWriteRuns(ctx, func(tx *db.Tx, _ int) error { return fn(tx) })
+}
+
+// hostedWriteRuns is hostedWrite for an operation that may reserve a live processor call: the
+// reservation commits, the call is made, and fn runs again (run 1) to apply its answer.
+func (s *Server) hostedWriteRuns(ctx context.Context, fn func(tx *db.Tx, run int) error) error {
+	for run := range maxProcessorRuns {
+		var opErr error
+		err := s.db.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error {
+			return tx.Savepoint(func() error {
+				opErr = fn(tx, run)
+				if e, ok := domain.AsError(opErr); ok && e.KeepChanges {
+					return nil
+				}
+				return opErr
+			})
 		})
-	})
-	if opErr != nil {
-		return opErr
+		if p := payments.PendingOf(opErr); p != nil && err == nil {
+			s.pay.Execute(context.WithoutCancel(ctx), s.db, p)
+			continue
+		}
+		if opErr != nil {
+			return opErr
+		}
+		return err
 	}
-	return err
+	return errors.New("processor call still pending after repeated runs")
 }
 
 func (s *Server) hostedActor(r *http.Request, scope domain.Scope) domain.Actor {
@@ -590,9 +603,13 @@ func (s *Server) handleHostedConfirm() http.Handler {
 		var cs *domain.CheckoutSession
 		if perr == nil {
 			svc := s.checkoutService()
-			err = s.hostedWrite(r.Context(), func(tx *db.Tx) error {
+			err = s.hostedWriteRuns(r.Context(), func(tx *db.Tx, run int) error {
 				var err error
-				cs, err = svc.Confirm(tx, s.hostedActor(r, v.scope), v.cs.ID, p, r.PostForm.Get("attempt"))
+				attempt := r.PostForm.Get("attempt")
+				if run > 0 {
+					attempt = "" // the same submission, applying the processor's answer
+				}
+				cs, err = svc.Confirm(tx, s.hostedActor(r, v.scope), v.cs.ID, p, attempt)
 				return err
 			})
 		}

@@ -73,17 +73,27 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 				Message: "The Idempotency-Key header must be 1 to 255 characters."})
 			return
 		}
-		body, err := s.readBody(w, r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
 		a := authFrom(r.Context())
 		// Keyed: a confirm body carries a card number and CVC, which must not be recoverable
 		// from a stored unkeyed hash.
 		sum := hmac.New(sha256.New, s.cfg.Secrets.DeriveKey("idempotency fingerprint"))
 		sum.Write([]byte(r.Method + " " + r.URL.Path + "\n"))
-		sum.Write(body)
+		if isUpload(r) {
+			// An upload (up to 10 MiB) is spooled to disk while it is hashed, never read whole.
+			spool, err := s.spoolBody(w, r, sum)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			defer spool.Discard()
+		} else {
+			body, err := s.readBody(w, r)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			sum.Write(body)
+		}
 		st := &idemState{scope: a.Actor.Scope, key: key, fingerprint: hex.EncodeToString(sum.Sum(nil))}
 
 		// The slot is taken before the stored response is looked up: the request holding it

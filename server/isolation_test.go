@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -89,6 +90,53 @@ var isolationResources = []isoResource{
 		},
 		refs: []isoReference{
 			{name: "email filter", method: "GET", path: "/v1/customers?email=iso@example.com", wantStatus: 200, wantEmpty: false},
+		},
+	},
+	{
+		name: "files",
+		create: func(t *testing.T, e *testEnv, a isoActor) string {
+			r := e.uploadFile(a.token, "product_image", "iso.png", "image/png", pngBytes, a.headers...)
+			if r.Status != 200 {
+				t.Fatalf("%s: upload: %d %s", a.name, r.Status, r.Raw)
+			}
+			return r.Str("id")
+		},
+		get: "/v1/files/:id",
+		routes: []isoRoute{
+			{"GET", "/v1/files", nil},
+			{"POST", "/v1/files", nil},
+			{"GET", "/v1/files/:id", nil},
+			{"DELETE", "/v1/files/:id", nil},
+		},
+		refs: []isoReference{
+			{name: "a foreign file as a product image", method: "POST", path: "/v1/products", body: func(id string) any { return map[string]any{"name": "P", "image_url": id} }, wantStatus: 400, wantParam: "image_url"},
+			{name: "files filtered by purpose", method: "GET", path: "/v1/files?purpose=product_image", wantStatus: 200, wantEmpty: false},
+		},
+	},
+	{
+		name: "disputes",
+		create: func(t *testing.T, e *testEnv, a isoActor) string {
+			pi := mustCreate(t, e, a, "/v1/payment-intents", map[string]any{"amount": 2000})
+			r := a.do(e, "POST", "/v1/payment-intents/"+pi+"/confirm", map[string]any{"payment_method_type": "credit_card", "card": payCard(cardDisputeFraud)})
+			if r.Status != 200 {
+				t.Fatalf("%s: confirm: %d %s", a.name, r.Status, r.Raw)
+			}
+			e.advance(61 * time.Second)
+			list := a.do(e, "GET", "/v1/disputes?payment_intent="+pi, nil)
+			if len(list.IDs()) != 1 {
+				t.Fatalf("%s: no dispute: %s", a.name, list.Raw)
+			}
+			return list.IDs()[0]
+		},
+		get: "/v1/disputes/:id",
+		routes: []isoRoute{
+			{"GET", "/v1/disputes", nil},
+			{"GET", "/v1/disputes/:id", nil},
+			{"POST", "/v1/disputes/:id", map[string]any{"evidence": map[string]any{"uncategorized_text": "hijacked"}, "metadata": map[string]string{"x": "y"}}},
+			{"POST", "/v1/disputes/:id/close", nil},
+		},
+		refs: []isoReference{
+			{name: "disputes filtered by status", method: "GET", path: "/v1/disputes?status=needs_response", wantStatus: 200, wantEmpty: false},
 		},
 	},
 	{

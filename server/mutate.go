@@ -8,19 +8,39 @@ import (
 
 	"troco/db"
 	"troco/server/domain"
+	"troco/server/payments"
 )
 
 // mutate runs op in a write transaction and answers with its result. The change, its events and
 // (when the request carries an Idempotency-Key) the stored response commit together, so a crash
 // or a retry can never see one without the others. An op error rolls back op's writes unless it
 // is a *domain.Error with KeepChanges (a declined payment that must still be recorded).
+//
+// An op that reserves a call to a live processor answers an error with Pending (see
+// payments.Processor): the reservation commits, the processor is called outside the
+// transaction, and op runs again to apply the answer; only that final answer is stored for the
+// Idempotency-Key.
 func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.Tx, a domain.Actor) (any, error)) {
+	for range maxProcessorRuns {
+		if p := s.mutateRun(w, r, op); p == nil {
+			return
+		}
+	}
+	s.writeError(w, r, errors.New("processor call still pending after repeated runs"))
+}
+
+// maxProcessorRuns bounds the runs of one request's op (reserve, apply).
+const maxProcessorRuns = 3
+
+// mutateRun is one run of mutate; it answers the request unless op left a processor call
+// pending, which it makes before returning it.
+func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
 	auth := authFrom(r.Context())
 	st, _ := r.Context().Value(ctxIdem).(*idemState)
 	if st == nil {
-		s.mutateOnce(w, r, auth.Actor, op)
-		return
+		return s.mutateOnce(w, r, auth.Actor, op)
 	}
+	var pending *payments.Pending
 	var status int
 	var body []byte
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
@@ -45,6 +65,9 @@ func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.T
 			if !ok {
 				return opErr // unknown failure: roll back everything, answer 500
 			}
+			if pending = payments.PendingOf(e); pending != nil {
+				return nil // commit the reservation; the answer comes from the next run
+			}
 			status, body = e.Status, mustErrorBody(e)
 		default:
 			return spErr
@@ -64,15 +87,20 @@ func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.T
 	})
 	if err != nil {
 		s.writeError(w, r, err)
-		return
+		return nil
+	}
+	if pending != nil {
+		s.pay.Execute(context.WithoutCancel(r.Context()), s.db, pending)
+		return pending
 	}
 	writeRaw(w, status, body)
+	return nil
 }
 
 // mutateOnce is mutate for a request without an Idempotency-Key: nothing else shares the
 // transaction, so op runs directly in the batch's own savepoint and the answer is encoded after
 // the commit, off the single writer.
-func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) {
+func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
 	var result any
 	var kept *domain.Error
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
@@ -87,11 +115,16 @@ func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, a domain.Act
 	switch {
 	case err != nil:
 		s.writeError(w, r, err)
+	case kept != nil && kept.Pending != nil:
+		p := payments.PendingOf(kept)
+		s.pay.Execute(context.WithoutCancel(r.Context()), s.db, p)
+		return p
 	case kept != nil:
 		s.writeError(w, r, kept)
 	default:
 		writeJSON(w, http.StatusOK, result)
 	}
+	return nil
 }
 
 // read runs op in a read transaction and answers with its result.

@@ -18,6 +18,10 @@ import (
 func (s *Server) paymentJobs() []jobs.Job {
 	return []jobs.Job{{Name: "payments-scheduled-transitions", Every: 5 * time.Second, Run: func(ctx context.Context, now time.Time) error {
 		return s.pay.RunDueTransitions(ctx, s.db, now)
+	}}, {Name: "payments-reconcile-processors", Every: 15 * time.Second, Run: func(ctx context.Context, now time.Time) error {
+		return s.pay.Reconcile(ctx, s.db, now)
+	}}, {Name: "disputes", Every: 5 * time.Second, Run: func(ctx context.Context, now time.Time) error {
+		return s.pay.RunDueDisputes(ctx, s.db, now)
 	}}}
 }
 
@@ -277,7 +281,7 @@ func (s *Server) handleTransactionList() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if _, err := q.oneOf("type", domain.TxnTypeCharge, domain.TxnTypeRefund); err != nil {
+		if _, err := q.oneOf("type", domain.TxnTypeCharge, domain.TxnTypeRefund, domain.TxnTypeDispute, domain.TxnTypeDisputeReversal); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

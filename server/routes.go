@@ -45,6 +45,13 @@ func (s *Server) routes() http.Handler {
 	v1("POST", "/v1/products/:id", write, s.handleProductUpdate())
 	v1("DELETE", "/v1/products/:id", write, s.handleProductDelete())
 
+	v1("GET", "/v1/files", read, s.handleFileList())
+	v1("POST", "/v1/files", write, s.handleFileCreate())
+	v1("GET", "/v1/files/:id", read, s.handleFileGet())
+	v1("DELETE", "/v1/files/:id", write, s.handleFileDelete())
+	// The bytes: public purposes by URL, private ones by a signed URL (no API key).
+	r.Handler(http.MethodGet, "/files/:id/contents", s.handleFileContents())
+
 	v1("GET", "/v1/prices", read, s.handlePriceList())
 	v1("POST", "/v1/prices", write, s.handlePriceCreate())
 	v1("GET", "/v1/prices/:id", read, s.handlePriceGet())
@@ -143,6 +150,10 @@ func (s *Server) routes() http.Handler {
 	v1("POST", "/v1/test-helpers/payment-intents/:id/expire", write, s.handlePaymentIntentTestHelper(false))
 	v1("GET", "/v1/charges", read, s.handleChargeList())
 	v1("GET", "/v1/charges/:id", read, s.handleChargeGet())
+	v1("GET", "/v1/disputes", read, s.handleDisputeList())
+	v1("GET", "/v1/disputes/:id", read, s.handleDisputeGet())
+	v1("POST", "/v1/disputes/:id", write, s.handleDisputeUpdate())
+	v1("POST", "/v1/disputes/:id/close", write, s.handleDisputeClose())
 	v1("GET", "/v1/refunds", read, s.handleRefundList())
 	v1("POST", "/v1/refunds", write, s.handleRefundCreate())
 	v1("GET", "/v1/refunds/:id", read, s.handleRefundGet())
@@ -174,6 +185,10 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/checkout/:id/canceled", s.hosted(s.handleHostedCanceled()))
 	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
+
+	// The PSP's PIX webhook (live mode): mutual TLS, the PSP's client certificate.
+	r.Handler(http.MethodPost, "/processors/pix/webhook/pix", s.handlePixWebhook())
+	r.Handler(http.MethodPost, "/processors/pix/webhook", s.handlePixWebhook())
 
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"troco/db"
 	"troco/server/clock"
 	"troco/server/domain"
+	"troco/server/files"
 	"troco/server/invoices"
 	"troco/server/jobs"
 	"troco/server/metrics"
@@ -45,6 +47,15 @@ type Config struct {
 	MaxBodyBytes int64
 	// Metrics records request counts and latencies; nil records nothing.
 	Metrics *metrics.Metrics
+	// Live is the live-mode processor (server/processors.Router over Cielo and API Pix); nil
+	// answers every live payment 503 processor_unavailable.
+	Live payments.Processor
+	// PixWebhookCA holds the CA of the PSP's client certificate: the PIX webhook accepts only
+	// requests whose TLS client certificate chains to it (serve --pix-webhook-ca).
+	PixWebhookCA *x509.CertPool
+	// FilesDir holds the bytes of uploaded files (serve: <data-dir>/files, or a private
+	// temporary directory for --db :memory:). When empty, New creates a temporary directory.
+	FilesDir string
 }
 
 // Server serves troco over HTTP; wrap it in TLS (see package tlsutil).
@@ -58,6 +69,7 @@ type Server struct {
 	handler http.Handler
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 	ready   atomic.Bool       // SetReady; /readyz
+	files   *files.Store      // the bytes of uploaded files
 }
 
 // New builds the server and its routes.
@@ -73,6 +85,8 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
+	s.pay.Live, s.pay.Secrets, s.pay.Log = cfg.Live, cfg.Secrets, cfg.Logger
+	s.files = s.openFiles()
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
 		for _, j := range s.paymentJobs() {

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -63,14 +64,20 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	is.NoErr(err) // open database
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	runner := jobs.NewRunner(clk, log)
-	cfg := server.Config{DB: d, Clock: clk, Logger: log, Jobs: runner, AllowTimeTravel: true, SimDelay: 3 * time.Minute}
+	cfg := server.Config{DB: d, Clock: clk, Logger: log, Jobs: runner, AllowTimeTravel: true, SimDelay: 3 * time.Minute, FilesDir: filepath.Join(filepath.Dir(path), "files")}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.Secrets == nil {
 		cfg.Secrets = secrets.Random()
 	}
-	srv := httptest.NewTLSServer(server.New(cfg))
+	srv := httptest.NewUnstartedServer(server.New(cfg))
+	if cfg.PixWebhookCA != nil {
+		// As serve --pix-webhook-ca does: ask for (not require) the PSP's client certificate.
+		srv.TLS = &tls.Config{}
+		server.PixWebhookTLS(srv.TLS, cfg.PixWebhookCA)
+	}
+	srv.StartTLS()
 	e := &testEnv{t: t, srv: srv, DB: d, Clock: clk, Jobs: runner, Client: srv.Client(), Path: path, Config: cfg}
 	t.Cleanup(func() {
 		srv.Close()

@@ -209,3 +209,22 @@ func Simulate(number string, reuse bool) Result {
 		AdviceCode: c.AdviceCode,
 	}}
 }
+
+// Dispute is what a dispute test card (CONTRACT 17) does after its charge succeeds: a dispute
+// opens with Reason; an Inquiry is a warning that withdraws no funds unless it is lost.
+type Dispute struct {
+	Reason  string
+	Inquiry bool
+}
+
+var disputeCards = map[string]Dispute{
+	"4000000000000259": {Reason: "fraudulent"},
+	"4000000000002685": {Reason: "product_not_received"},
+	"4000000000001976": {Reason: "fraudulent", Inquiry: true},
+}
+
+// DisputeFor returns the dispute a test card opens after a successful charge, if any.
+func DisputeFor(number string) (Dispute, bool) {
+	d, ok := disputeCards[number]
+	return d, ok
+}

@@ -365,6 +365,18 @@ func (svc *Service) IntentSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentI
 		// payment any more (its one intent is final), so it expires (checkout.session.expired).
 		return svc.expire(tx, a, cs)
 	}
+	if cs.Status == domain.CheckoutOpen && cs.PaymentIntent != nil && *cs.PaymentIntent == pi.ID && pi.Customer != nil &&
+		(pi.Status == domain.PIStatusSucceeded || pi.Status == domain.PIStatusRequiresCapture || pi.Waiting()) {
+		// A live payment whose confirming request died after the processor was called: the
+		// reconciliation applied the processor's answer, and the session completes as the
+		// request would have.
+		before := *cs
+		var pm *string
+		if cs.Mode == domain.CheckoutModeSubscription {
+			pm = pi.PaymentMethod
+		}
+		return svc.complete(tx, a, cs, &before, *pi.Customer, pi, pm)
+	}
 	if cs.Status != domain.CheckoutComplete || cs.PaymentStatus != domain.CheckoutUnpaid {
 		return nil
 	}

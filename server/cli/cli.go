@@ -47,6 +47,11 @@ Usage:
   troco key list --org org_…
   troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]
                                            follow new events live, like a log (Ctrl-C to stop)
+  troco processors check [live processor flags]
+                                           verify the live processors' credentials with the providers
+  troco dev psp [--dir D] [--cielo] [--troco-ca F]
+                                           run doubles of a PSP's API Pix (and Cielo) on loopback and
+                                           print the serve flags to try live mode locally
   troco trigger <event-type> [--org org_…] [--wait 10s] [--base-url U] [--data-dir D] [--sim-delay 3m]
                                            create test-mode objects that emit the event and show
                                            the deliveries of a running serve to your endpoints
@@ -91,6 +96,10 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 		return keyList(ctx, env, args[2:])
 	case cmd == "events tail":
 		return eventsTail(ctx, env, args[2:])
+	case cmd == "processors check":
+		return processorsCheck(ctx, env, args[2:])
+	case cmd == "dev psp":
+		return devPSP(ctx, env, args[2:])
 	case args[0] == "trigger":
 		return triggerEvent(ctx, env, args[1:])
 	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":

@@ -44,6 +44,7 @@ type serveConfig struct {
 	metricsAddr                    string
 	metricsAddrSet                 bool // given explicitly: failing to bind it fails the start
 	backup                         backupSchedule
+	live                           *liveFlags
 }
 
 // defaultMetricsAddr is where /metrics listens unless --metrics-addr says otherwise.
@@ -71,6 +72,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	backupDir := fs.str("backup-dir", "", "write a backup into this directory every --backup-every (off when empty)")
 	backupEvery := fs.duration("backup-every", 24*time.Hour, "interval of the scheduled backups")
 	backupKeep := fs.integer("backup-keep", 7, "how many scheduled backups to keep (older ones are deleted)")
+	live := addLiveFlags(fs)
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -93,7 +95,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{metricsAddr: c.metricsAddr, metricsAddrSet: c.metricsAddrSet, backup: c.backup, addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat}
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
 	}
@@ -165,6 +167,11 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 
 	m := metrics.New()
+	liveSetup, err := cfg.live.build(log)
+	if err != nil {
+		return err
+	}
+
 	clk := clock.NewOffset(clock.Real{}, 0)
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync, OnEvent: m.Event, OnWriteWait: m.WriteWait})
 	if err != nil {
@@ -201,6 +208,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if liveSetup.webhookCA != nil {
+		server.PixWebhookTLS(tlsConfig, liveSetup.webhookCA)
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.addr, err)
@@ -221,9 +231,26 @@ func serve(ctx context.Context, env Env, args []string) error {
 	runner.Observe = m.JobRun
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks, OnAttempt: m.WebhookAttempt})
-	srv := server.New(server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
+	// Uploaded files live in <data-dir>/files beside the database. A throwaway :memory: instance
+	// keeps them in a private temporary directory removed at exit: sharing <data-dir>/files with
+	// a real database would let its start-up sweep delete that database's files.
+	filesDir := filepath.Join(cfg.dataDir, "files")
+	if cfg.dbPath == ":memory:" {
+		if filesDir, err = os.MkdirTemp("", "troco-files-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(filesDir)
+	}
+	if err := os.MkdirAll(filesDir, 0o700); err != nil {
+		return fmt.Errorf("create the files directory: %w", err)
+	}
+	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		Metrics: m})
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Metrics: m}
+	if liveSetup.router != nil {
+		srvCfg.Live = liveSetup.router
+	}
+	srv := server.New(srvCfg)
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
 
@@ -284,7 +311,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	dispatcher.Start()
 	defer dispatcher.Stop() // waits for the deliveries in flight; runs before the store closes
 
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	unused := &unusedConns{m: map[net.Conn]struct{}{}}
 	httpsServer.ConnState = unused.track
 	httpsServer.RegisterOnShutdown(unused.close) // runs once Shutdown has begun: see unusedConns
@@ -316,6 +343,25 @@ func serve(ctx context.Context, env Env, args []string) error {
 	printBanner(env, cfg, org, bootKey, caPath)
 	if metricsSrv != nil {
 		fmt.Fprintf(env.Stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
+	}
+	if liveSetup.pix != nil {
+		// The PSP posts each received PIX to this URL + "/pix", with its client certificate.
+		// Registered once serving has begun, in case the PSP calls the URL to check it.
+		hook := cfg.baseURL + "/processors/pix/webhook"
+		go func() {
+			regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := liveSetup.pix.RegisterWebhook(regCtx, hook); err != nil {
+				log.Error("pix: webhook registration failed; payments are still found by reconciliation, fix and restart", "webhook", hook, "err", err)
+			} else {
+				log.Info("pix: webhook registered", "webhook", hook)
+			}
+		}()
+	}
+	if liveSetup.router == nil {
+		fmt.Fprintln(env.Stdout, "live mode: no processor configured (live payments answer 503 processor_unavailable; see docs/GOING-LIVE.md)")
+	} else {
+		fmt.Fprintf(env.Stdout, "live mode: cards %s, pix %s, boleto not supported\n", onOff(liveSetup.cielo != nil, "cielo"), onOff(liveSetup.pix != nil, "api-pix"))
 	}
 	var serveErr error
 	select {
@@ -502,4 +548,11 @@ func checkMasterKey(tx *db.Tx, k *secrets.Keyring, dataDir string) error {
 		return fmt.Errorf("%s in %s is not the master key this database was served with: restore that file (it seals the stored webhook secrets) or point --data-dir at the directory that holds it", secrets.MasterKeyFile, dataDir)
 	}
 	return nil
+}
+
+func onOff(on bool, name string) string {
+	if on {
+		return "via " + name
+	}
+	return "not configured"
 }

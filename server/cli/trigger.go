@@ -110,6 +110,18 @@ func (k *triggerKit) payCard(tx *db.Tx, a domain.Actor, number, capture string) 
 	return pi, nil
 }
 
+// dispute pays with a dispute test card and opens its dispute now rather than a minute later.
+func (k *triggerKit) dispute(tx *db.Tx, a domain.Actor) (*domain.Dispute, error) {
+	pi, err := k.payCard(tx, a, "4000000000000259", "")
+	if err != nil {
+		return nil, err
+	}
+	if pi, err = k.pay.GetIntent(tx, a.Scope, pi.ID); err != nil {
+		return nil, err
+	}
+	return k.pay.OpenDispute(tx, a, *pi.LatestCharge, "fraudulent", false)
+}
+
 func (k *triggerKit) session(tx *db.Tx, a domain.Actor, methods ...string) (*domain.CheckoutSession, error) {
 	pr, err := triggerPrice(tx, a)
 	if err != nil {
@@ -135,6 +147,42 @@ func (k *triggerKit) pixSession(tx *db.Tx, a domain.Actor) (*domain.CheckoutSess
 
 // paymentTriggers are the triggers of payments, checkout sessions, coupons and promotion codes.
 var paymentTriggers = map[string]triggerFunc{
+	"charge.dispute.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.dispute(tx, a)
+		return err
+	},
+	"charge.dispute.funds_withdrawn": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.dispute(tx, a)
+		return err
+	},
+	"charge.dispute.updated": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		d, err := k.dispute(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = k.pay.UpdateDispute(tx, a, d.ID, payments.DisputeParams{Evidence: map[string]*string{"uncategorized_text": strp(payments.WinningEvidence)}})
+		return err
+	},
+	"charge.dispute.closed": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		d, err := k.dispute(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = k.pay.CloseDispute(tx, a, d.ID)
+		return err
+	},
+	"charge.dispute.funds_reinstated": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		d, err := k.dispute(tx, a)
+		if err != nil {
+			return err
+		}
+		yes := true
+		if _, err = k.pay.UpdateDispute(tx, a, d.ID, payments.DisputeParams{Evidence: map[string]*string{"uncategorized_text": strp(payments.WinningEvidence)}, Submit: &yes}); err != nil {
+			return err
+		}
+		_, err = k.pay.DecideDisputeNow(tx, a, d.ID)
+		return err
+	},
 	"payment_intent.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
 		_, err := k.intent(tx, a, "")
 		return err
@@ -457,3 +505,5 @@ func triggerPromotionCode(tx *db.Tx, a domain.Actor) (*domain.PromotionCode, err
 	}
 	return core.CreatePromotionCode(tx, a, core.PromotionCodeParams{Coupon: c.ID})
 }
+
+func strp(s string) *string { return &s }

@@ -2,9 +2,7 @@ package core
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -318,22 +316,26 @@ func SaveActivationDraft(tx *db.Tx, f *ActivationForm) error {
 	return tx.SaveActivationDraft(f.Session.ID, f.Values)
 }
 
-// ActivationUpload is a validated identity document from the hosted form.
+// ActivationUpload is a validated identity document from the hosted form whose bytes the adapter
+// already committed to the files directory under FileID.
 type ActivationUpload struct {
+	FileID   string
 	Filename string
 	MIMEType string
-	Content  []byte
+	Size     int64
+	SHA256   string
 }
 
-// StoreActivationUpload keeps an uploaded identity document and records it in the form's values.
+// StoreActivationUpload records an uploaded identity document as an identity_document file of
+// the organization (in the session's environment, linked to the session) and names it in the
+// form's values.
 func StoreActivationUpload(tx *db.Tx, f *ActivationForm, u ActivationUpload) error {
-	sum := sha256.Sum256(u.Content)
-	d := &db.ActivationDocument{OrgID: f.Org.ID, Livemode: f.Session.Livemode, SessionID: f.Session.ID, Filename: u.Filename,
-		MIMEType: u.MIMEType, Size: int64(len(u.Content)), SHA256: hex.EncodeToString(sum[:]), Content: u.Content}
-	if err := tx.CreateActivationDocument(d); err != nil {
+	file := &domain.File{ID: u.FileID, Purpose: domain.PurposeIdentityDocument, Filename: u.Filename, MimeType: u.MIMEType, Size: u.Size,
+		SHA256: u.SHA256, Metadata: domain.Metadata{}, ActivationSession: f.Session.ID}
+	if err := tx.CreateFile(domain.Scope{OrgID: f.Org.ID, Livemode: f.Session.Livemode}, file); err != nil {
 		return err
 	}
-	f.Values[activation.DraftDocumentFile] = d.ID
+	f.Values[activation.DraftDocumentFile] = file.ID
 	f.Values[activation.DraftDocumentFileName] = u.Filename
 	return nil
 }
@@ -351,7 +353,7 @@ func SubmitActivation(tx *db.Tx, f *ActivationForm, r *activation.Result, reques
 		}
 		return err
 	}
-	if doc, err := tx.FindActivationDocumentMeta(r.Profile.DocumentFile); err != nil || doc.SessionID != f.Session.ID {
+	if doc, err := tx.FindFileAnyScope(r.Profile.DocumentFile); err != nil || doc.ActivationSession != f.Session.ID || doc.Purpose != domain.PurposeIdentityDocument {
 		return &ActivationNotAllowedError{Err: domain.Invalid(activation.DraftDocumentFile, "The identity document was not uploaded in this session.")}
 	}
 	before := organizationView(org)

@@ -2,9 +2,11 @@ package core
 
 import (
 	"slices"
+	"strings"
 
 	"troco/db"
 	"troco/server/domain"
+	"troco/server/files"
 )
 
 // ProductParams is the body of product create and update.
@@ -17,6 +19,24 @@ type ProductParams struct {
 	DefaultPrice     domain.Opt[string]            `json:"default_price"`
 	DefaultPriceData *PriceData                    `json:"default_price_data"`
 	Metadata         domain.Opt[map[string]string] `json:"metadata"`
+	// FilesBaseURL, set by the adapter, prefixes the URL of a product_image file named in
+	// image_url (file_…): the product keeps that file's stable public URL.
+	FilesBaseURL string `json:"-"`
+}
+
+// resolveImage replaces an image_url naming a file (file_…) with the file's public URL; the file
+// must be a product_image of the same organization and environment (400 naming image_url).
+func (p *ProductParams) resolveImage(tx *db.Tx, s domain.Scope) error {
+	v, ok := p.ImageURL.Value()
+	if !ok || !strings.HasPrefix(v, domain.PrefixFile) {
+		return nil
+	}
+	f, err := FileOfPurpose(tx, s, v, domain.PurposeProductImage, "image_url")
+	if err != nil {
+		return err
+	}
+	p.ImageURL.V = p.FilesBaseURL + files.ContentsPath(f.ID)
+	return nil
 }
 
 // PriceData creates a price together with its product.
@@ -76,6 +96,9 @@ func CreateProduct(tx *db.Tx, a domain.Actor, p ProductParams) (*domain.Product,
 		return nil, domain.Invalid("default_price", "default_price can only be set on update; use default_price_data to create a price with the product.")
 	}
 	pr := &domain.Product{IsActive: true, Metadata: domain.Metadata{}, Prices: []domain.Price{}}
+	if err := p.resolveImage(tx, a.Scope); err != nil {
+		return nil, err
+	}
 	if err := p.apply(pr); err != nil {
 		return nil, err
 	}
@@ -127,6 +150,9 @@ func UpdateProduct(tx *db.Tx, a domain.Actor, id string, p ProductParams) (*doma
 		return nil, domain.Invalid("default_price_data", "default_price_data can only be used when creating a product.")
 	}
 	before := *pr
+	if err := p.resolveImage(tx, a.Scope); err != nil {
+		return nil, err
+	}
 	if err := p.apply(pr); err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func organizationView(o *domain.Organization) *domain.Organization {
 	if v.FeePlan == nil {
 		v.FeePlan = DefaultFeePlan()
 	} else if raw, ok := v.FeePlan.(json.RawMessage); ok {
-		var p FeePlan
+		p := DefaultFeePlan() // a plan stored before a field existed keeps that field's default
 		if json.Unmarshal(raw, &p) == nil {
 			v.FeePlan = p
 		}
@@ -115,12 +115,19 @@ type FeePlan struct {
 	PixFeeAmount            int64 `json:"pix_fee_amount"`
 	BoletoFeeAmount         int64 `json:"boleto_fee_amount"`
 	InstallmentInterestRate int64 `json:"installment_interest_rate"`
+	// DisputeFeeAmount is withdrawn with the disputed amount when a dispute opens (kept when it
+	// is won, as Brazilian acquirers do).
+	DisputeFeeAmount int64 `json:"dispute_fee_amount"`
 }
+
+// DefaultDisputeFee is the dispute fee of the default plan: R$ 15,00.
+const DefaultDisputeFee = 1500
 
 // DefaultFeePlan is the plan of every organization without its own (both modes).
 func DefaultFeePlan() FeePlan {
 	p := fees.DefaultPlan
-	return FeePlan{CardFeeRate: p.CardFeeRate, CardFeeAmount: p.CardFixedFee, PixFeeAmount: p.PixFee, BoletoFeeAmount: p.BoletoFee, InstallmentInterestRate: fees.DefaultInstallmentInterestRate}
+	return FeePlan{CardFeeRate: p.CardFeeRate, CardFeeAmount: p.CardFixedFee, PixFeeAmount: p.PixFee, BoletoFeeAmount: p.BoletoFee, InstallmentInterestRate: fees.DefaultInstallmentInterestRate,
+		DisputeFeeAmount: DefaultDisputeFee}
 }
 
 // OrganizationFeePlan returns the fee plan an organization pays (its own, or the default).
@@ -222,6 +229,7 @@ type feePlanParams struct {
 	PixFeeAmount            *int64 `json:"pix_fee_amount"`
 	BoletoFeeAmount         *int64 `json:"boleto_fee_amount"`
 	InstallmentInterestRate *int64 `json:"installment_interest_rate"`
+	DisputeFeeAmount        *int64 `json:"dispute_fee_amount"`
 }
 
 // maxFeeAmount bounds a flat fee (R$ 1.000,00).
@@ -241,7 +249,7 @@ func applyFeePlan(o *domain.Organization, raw json.RawMessage, null bool) error 
 		return nil
 	}
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return domain.Invalid("fee_plan", "fee_plan must be an object (card_fee_rate, card_fee_amount, pix_fee_amount, boleto_fee_amount, installment_interest_rate), \"default\" or null.")
+		return domain.Invalid("fee_plan", "fee_plan must be an object (card_fee_rate, card_fee_amount, pix_fee_amount, boleto_fee_amount, installment_interest_rate, dispute_fee_amount), \"default\" or null.")
 	}
 	var in feePlanParams
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
@@ -266,6 +274,7 @@ func applyFeePlan(o *domain.Organization, raw json.RawMessage, null bool) error 
 		{"pix_fee_amount", in.PixFeeAmount, &plan.PixFeeAmount, maxFeeAmount},
 		{"boleto_fee_amount", in.BoletoFeeAmount, &plan.BoletoFeeAmount, maxFeeAmount},
 		{"installment_interest_rate", in.InstallmentInterestRate, &plan.InstallmentInterestRate, 10000},
+		{"dispute_fee_amount", in.DisputeFeeAmount, &plan.DisputeFeeAmount, maxFeeAmount},
 	} {
 		if f.in == nil {
 			continue

@@ -67,6 +67,10 @@ type Error struct {
 	// KeepChanges asks the transaction to commit the writes made before the error (a declined
 	// payment is recorded and still answered as an error).
 	KeepChanges bool `json:"-"`
+	// Pending, set with KeepChanges, says the operation reserved a call to a live processor that
+	// must be made outside the transaction (payments.Service.Execute) before the operation runs
+	// again and applies its answer.
+	Pending any `json:"-"`
 }
 
 func (e *Error) Error() string {

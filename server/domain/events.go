@@ -47,6 +47,12 @@ var EventTypes = []EventType{
 	{"charge.refunded", "A charge was refunded, fully or partly."},
 	{"charge.updated", "A charge's fields changed."},
 
+	{"charge.dispute.created", "A dispute was opened on a charge (in test mode, a dispute test card a minute after the payment)."},
+	{"charge.dispute.updated", "A dispute's evidence, metadata or status changed."},
+	{"charge.dispute.closed", "A dispute was closed: won, lost, accepted, or an inquiry closed."},
+	{"charge.dispute.funds_withdrawn", "The disputed amount and the dispute fee were withdrawn from the balance."},
+	{"charge.dispute.funds_reinstated", "A won dispute returned the disputed amount to the balance."},
+
 	{"refund.created", "A refund was created."},
 
 	{"checkout.session.created", "A checkout session was created (API or payment link)."},

@@ -36,6 +36,7 @@ const (
 	PrefixPromotionCode     = "promo_"
 	PrefixLineItem          = "li_"
 	PrefixRequest           = "req_"
+	PrefixDispute           = "dp_"
 )
 
 // idAlphabet is base62 in ASCII order, so identifiers sort as their time parts do.

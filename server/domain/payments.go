@@ -46,6 +46,7 @@ const (
 	CodeSetupIntentUnexpectedState   = "setup_intent_unexpected_state"
 	CodeProcessorUnavailable         = "processor_unavailable"
 	CodeChargeAlreadyRefunded        = "charge_already_refunded"
+	CodeChargeDisputed               = "charge_disputed"
 	CodePaymentAttemptExpired        = "payment_intent_payment_attempt_expired"
 	CodePaymentCanceled              = "payment_canceled"
 )

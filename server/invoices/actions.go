@@ -141,8 +141,18 @@ func (svc *Service) Pay(tx *db.Tx, a domain.Actor, id string, p PayParams) (*dom
 		}
 	}
 	inv.PaymentIntent = &pi.ID
-	inv.AttemptCount++
+	if pi.Status != domain.PIStatusProcessing { // not the same attempt run again to apply a live answer
+		inv.AttemptCount++
+	}
 	confirmed, cerr := svc.Payments.Confirm(tx, a, pi.ID, payments.ConfirmParams{PaymentMethodType: domain.MethodCreditCard, PaymentMethod: pm.ID})
+	if payments.PendingOf(cerr) != nil {
+		// A live processor is being called: keep the link to the intent for the run that applies
+		// its answer.
+		if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
+			return nil, err
+		}
+		return nil, cerr
+	}
 	if e, ok := domain.AsError(cerr); ok && e.KeepChanges {
 		// Declined: record the attempt on the invoice, then answer the decline (402).
 		if e.Charge != "" {
@@ -196,6 +206,10 @@ func (svc *Service) reusableIntent(tx *db.Tx, a domain.Actor, inv *domain.Invoic
 		return pi, nil
 	case domain.PIStatusCanceled:
 		return nil, nil
+	case domain.PIStatusProcessing:
+		if open, err := svc.Payments.HasOpenCall(tx, a.Scope, pi.ID); err != nil || open {
+			return pi, err // a live attempt whose answer is applied (or awaited) by confirming again
+		}
 	}
 	return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
 		Message: fmt.Sprintf("A payment of this invoice is in progress (payment intent %s is %s); wait for it to settle.", pi.ID, pi.Status)}

@@ -123,7 +123,7 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 			return nil, err
 		}
 	}
-	proc, err := s.processor(a.Livemode)
+	proc, err := s.processor(a.Livemode, method)
 	if err != nil {
 		return nil, err
 	}
@@ -132,16 +132,37 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 	if c.buyer.Email != nil && !(c.p.SimulateWaiting && !a.Livemode) {
 		email = *c.buyer.Email // without one, the simulator's default rule: the payment waits
 	}
-	res, err := proc.StartAsync(context.Background(), AsyncRequest{Method: method, ChargeID: chargeID, Amount: pi.Amount, Email: email})
+	req := AsyncRequest{Method: method, ChargeID: chargeID, Amount: pi.Amount, Email: email}
+	if pi.Description != nil {
+		req.Description = *pi.Description
+	}
+	pm := &domain.PaymentMethod{Type: method, BillingDetails: c.buyer, Metadata: domain.Metadata{}}
+	ch := &domain.Charge{ID: chargeID, PaymentIntent: pi.ID, Customer: pi.Customer, Amount: pi.Amount, Currency: pi.Currency, Description: pi.Description,
+		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata), Status: domain.ChargeStatusPending}
+	pi.PaymentMethodType = &method
+	pi.Installments = nil
+	pi.LatestCharge = &ch.ID
+	pi.Buyer = c.buyer
+	pi.LastPaymentError = nil
+	if !proc.InTransaction() {
+		if err := tx.CreatePaymentMethod(a.Scope, pm); err != nil {
+			return nil, err
+		}
+		pi.PaymentMethod = &pm.ID
+		if method == domain.MethodPix {
+			if err := invoiceDueDate(tx, c, &req); err != nil {
+				return nil, err
+			}
+		}
+		return s.reserveStart(tx, c, ch, req)
+	}
+	res, err := proc.StartAsync(context.Background(), req)
 	if err != nil {
 		return nil, fmt.Errorf("payments: start %s: %w", method, err)
 	}
-	pm := &domain.PaymentMethod{Type: method, BillingDetails: c.buyer, Metadata: domain.Metadata{}}
 	if err := tx.CreatePaymentMethod(a.Scope, pm); err != nil {
 		return nil, err
 	}
-	ch := &domain.Charge{ID: chargeID, PaymentIntent: pi.ID, Customer: pi.Customer, Amount: pi.Amount, Currency: pi.Currency, Description: pi.Description,
-		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata), Status: domain.ChargeStatusPending}
 	if err := s.issue(c.org, pi, ch, method, due, p.Origin, tx.Now); err != nil {
 		return nil, err
 	}
@@ -232,7 +253,9 @@ func settle(pi *domain.PaymentIntent, ch *domain.Charge) {
 	if ch.PaymentMethodDetails.Card != nil {
 		amount := ch.Amount
 		ch.PaymentMethodDetails.Card.AmountAuthorized = &amount
-		ch.PaymentMethodDetails.Card.AuthorizationCode = strPtr(authorizationCode(ch.ID))
+		if ch.PaymentMethodDetails.Card.AuthorizationCode == nil { // a live acquirer's code is kept
+			ch.PaymentMethodDetails.Card.AuthorizationCode = strPtr(authorizationCode(ch.ID))
+		}
 	}
 	if pi.CaptureMethod == domain.CaptureManual && ch.PaymentMethodDetails.Type == domain.MethodCreditCard {
 		pi.Status, pi.AmountCapturable = domain.PIStatusRequiresCapture, ch.Amount

@@ -154,6 +154,17 @@ func (s *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams)
 	if p.ClientSecret != nil && !SecretMatches(pi.ClientSecret, *p.ClientSecret) {
 		return nil, domain.Invalid("client_secret", "The client_secret does not match this payment intent.")
 	}
+	if pi.Status == domain.PIStatusProcessing {
+		// A live confirmation in two phases: apply the processor's answer once it is recorded.
+		if call, err := openCall(tx, a.Scope, pi.ID, CallAuthorize, CallStart); err != nil {
+			return nil, err
+		} else if call != nil {
+			if call.State == db.CallReserved {
+				return pi, nil // the answer is not known yet: the intent stays processing
+			}
+			return s.applyConfirmCall(tx, a, call)
+		}
+	}
 	if !confirmable(pi.Status) {
 		return nil, stateError("payment intent", pi.ID, pi.Status, "confirm")
 	}
@@ -417,7 +428,7 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 	if p.SavePaymentMethod && pi.Customer == nil {
 		return nil, domain.Invalid("save_payment_method", "save_payment_method needs a customer on the payment intent to save the card on.")
 	}
-	proc, err := s.processor(a.Livemode)
+	proc, err := s.processor(a.Livemode, domain.MethodCreditCard)
 	if err != nil {
 		return nil, err
 	}
@@ -434,36 +445,12 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 		}
 	}
 	capture := pi.CaptureMethod != domain.CaptureManual
-	res, err := proc.AuthorizeCard(context.Background(), CardRequest{ChargeID: chargeID, Amount: total, Currency: pi.Currency, Installments: count,
-		Capture: capture, Card: in, SavedBehavior: pm.SimBehavior, Reuse: reuse})
-	if err != nil {
-		return nil, fmt.Errorf("payments: authorize card: %w", err)
-	}
-	if res.Outcome == card.OutcomeDeclined && res.Decline == nil {
-		res.Decline = &domain.PaymentError{Category: string(card.CategoryProcessingError), Code: "processing_error", Message: "An error occurred while processing the payment. Try again.", AdviceCode: strPtr(string(card.AdviceTryAgainLater))}
-	}
-
-	checks := domain.CardChecks{AddressLine1Check: "unchecked", AddressPostalCodeCheck: "unchecked", CVCCheck: "unchecked"}
-	if in != nil {
-		checks.CVCCheck = "pass"
-		if res.Decline != nil && res.Decline.Code == "incorrect_cvc" {
-			checks.CVCCheck = "fail"
-		}
-	}
-	if addr := c.buyer.Address; addr != nil {
-		if addr.Line1 != "" {
-			checks.AddressLine1Check = "pass"
-		}
-		if addr.PostalCode != "" {
-			checks.AddressPostalCodeCheck = "pass"
-		}
-	}
-	details := &domain.CardDetails{Brand: pm.Card.Brand, Checks: checks, Country: pm.Card.Country, ExpMonth: pm.Card.ExpMonth, ExpYear: pm.Card.ExpYear,
+	details := &domain.CardDetails{Brand: pm.Card.Brand, Checks: domain.CardChecks{AddressLine1Check: "unchecked", AddressPostalCodeCheck: "unchecked", CVCCheck: "unchecked"},
+		Country: pm.Card.Country, ExpMonth: pm.Card.ExpMonth, ExpYear: pm.Card.ExpYear,
 		Fingerprint: pm.Card.Fingerprint, Funding: pm.Card.Funding, Installments: count, Last4: pm.Card.Last4, Network: pm.Card.Network}
 	ch := &domain.Charge{ID: chargeID, PaymentIntent: pi.ID, Customer: pi.Customer, Amount: total, Currency: pi.Currency, Description: pi.Description,
 		PaymentMethod: &pm.ID, BillingDetails: c.buyer, Metadata: copyMetadata(pi.Metadata),
-		PaymentMethodDetails: domain.PaymentMethodDetails{Type: domain.MethodCreditCard, Card: details}}
-
+		PaymentMethodDetails: domain.PaymentMethodDetails{Type: domain.MethodCreditCard, Card: details}, Status: domain.ChargeStatusPending}
 	pi.PaymentMethodType = strPtr(domain.MethodCreditCard)
 	pi.Installments = &count
 	pi.LatestCharge = &ch.ID
@@ -471,7 +458,59 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 	pi.PaymentData = &domain.PaymentData{Type: domain.MethodCreditCard, CreditCard: &domain.CreditCardData{Brand: pm.Card.Brand, Last4: pm.Card.Last4, Installments: count}}
 	pi.PaymentMethod = &pm.ID
 	pi.LastPaymentError = nil
+	att := cardAttempt{Capture: capture, Save: p.SavePaymentMethod, Typed: in != nil}
+	req := CardRequest{ChargeID: chargeID, Amount: total, Currency: pi.Currency, Installments: count, Capture: capture, Card: in, Brand: pm.Card.Brand,
+		SavedBehavior: pm.SimBehavior, Reuse: reuse, SaveCard: p.SavePaymentMethod && pm.Customer == nil}
+	if c.buyer.Name != nil {
+		req.Customer = *c.buyer.Name
+	}
+	if !proc.InTransaction() {
+		return s.reserveCard(tx, c, ch, pm, req, att)
+	}
+	res, err := proc.AuthorizeCard(context.Background(), req)
+	if err != nil {
+		return nil, fmt.Errorf("payments: authorize card: %w", err)
+	}
+	if err := tx.CreateCharge(a.Scope, ch); err != nil {
+		return nil, err
+	}
+	return s.finishCard(tx, a, c.org, pi, &c.before, ch, pm, res, att)
+}
 
+// cardAttempt is what applying a card answer needs beyond the charge: kept on the processor
+// call between the two phases of a live confirmation.
+type cardAttempt struct {
+	Capture bool `json:"capture"`
+	Save    bool `json:"save"`
+	Typed   bool `json:"typed"`
+}
+
+// finishCard records a card answer on the charge ch (already stored, pending) and its intent:
+// status, ledger, the saved card, events; a decline answers 402 with KeepChanges.
+func (s *Service) finishCard(tx *db.Tx, a domain.Actor, org *domain.Organization, pi *domain.PaymentIntent, before *domain.PaymentIntent,
+	ch *domain.Charge, pm *domain.PaymentMethod, res CardResult, att cardAttempt) (*domain.PaymentIntent, error) {
+	if res.Outcome == card.OutcomeDeclined && res.Decline == nil {
+		res.Decline = processingError()
+	}
+	details := ch.PaymentMethodDetails.Card
+	total := ch.Amount
+	capture := att.Capture
+	checks := &details.Checks
+	if att.Typed {
+		checks.CVCCheck = "pass"
+		if res.Decline != nil && res.Decline.Code == "incorrect_cvc" {
+			checks.CVCCheck = "fail"
+		}
+	}
+	if addr := ch.BillingDetails.Address; addr != nil {
+		if addr.Line1 != "" {
+			checks.AddressLine1Check = "pass"
+		}
+		if addr.PostalCode != "" {
+			checks.AddressPostalCodeCheck = "pass"
+		}
+	}
+	pi.LastPaymentError = nil
 	chargeEvent, piEvent := "", ""
 	switch res.Outcome {
 	case card.OutcomeSucceeded, card.OutcomeRequiresCapture:
@@ -496,15 +535,20 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 		pi.Status, pi.LastPaymentError, pi.PaymentMethod = domain.PIStatusRequiresPaymentMethod, res.Decline, nil
 		chargeEvent, piEvent = "charge.failed", "payment_intent.payment_failed"
 	}
-	if err := tx.CreateCharge(a.Scope, ch); err != nil {
+	if err := tx.UpdateCharge(a.Scope, ch); err != nil {
 		return nil, err
 	}
 	if err := tx.UpdatePaymentIntent(a.Scope, pi); err != nil {
 		return nil, err
 	}
 	if ch.Captured {
-		if err := recordSale(tx, a.Scope, c.org, pi, ch); err != nil {
+		if err := recordSale(tx, a.Scope, org, pi, ch); err != nil {
 			return nil, err
+		}
+		if res.Dispute != nil {
+			if err := scheduleDispute(tx, a.Scope, ch.ID, *res.Dispute); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if ch.Status == domain.ChargeStatusPending && res.SettlesLater {
@@ -513,9 +557,14 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 			return nil, err
 		}
 	}
-	if p.SavePaymentMethod && ch.Status != domain.ChargeStatusFailed && pm.Customer == nil {
+	if att.Save && ch.Status != domain.ChargeStatusFailed && pm.Customer == nil {
 		pmBefore := *pm
 		pm.Customer = pi.Customer
+		if res.CardToken != "" {
+			if err := s.saveCardToken(tx, a.Scope, pm.ID, res.CardToken); err != nil {
+				return nil, err
+			}
+		}
 		if err := tx.UpdatePaymentMethod(a.Scope, pm); err != nil {
 			return nil, err
 		}
@@ -526,7 +575,7 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 	if err := emit(tx, a, chargeEvent, ch, nil); err != nil {
 		return nil, err
 	}
-	if err := emit(tx, a, piEvent, pi, &c.before); err != nil {
+	if err := emit(tx, a, piEvent, pi, before); err != nil {
 		return nil, err
 	}
 	if ch.Status == domain.ChargeStatusFailed {

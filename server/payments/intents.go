@@ -220,6 +220,34 @@ func (s *Service) cancel(tx *db.Tx, a domain.Actor, id string, p CancelParams) (
 	if !cancelable(pi.Status) {
 		return nil, stateError("payment intent", pi.ID, pi.Status, "cancel")
 	}
+	if pi.Status == domain.PIStatusRequiresCapture && pi.LatestCharge != nil {
+		// Release the authorization at the processor (two phases in live mode).
+		proc, err := s.processor(a.Livemode, domain.MethodCreditCard)
+		if err != nil {
+			return nil, err
+		}
+		if call, err := s.afterCall(tx, a, proc, pi, CallVoid, "cancelation"); err != nil {
+			return nil, err
+		} else if call == nil && !proc.InTransaction() {
+			ch, err := tx.FindChargeByID(a.Scope, *pi.LatestCharge)
+			if err != nil {
+				return nil, err
+			}
+			ref, err := chargeRef(tx, a.Scope, ch)
+			if err != nil {
+				return nil, err
+			}
+			c, err := s.reserve(tx, a.Scope, CallVoid, domain.MethodCreditCard, pi.ID, ch.ID, "", Reference(ch.ID+"/void"), ch.Amount, p)
+			if err != nil {
+				return nil, err
+			}
+			return nil, pendingError(&Pending{CallID: c.ID, ref: ref, amount: ch.Amount})
+		} else if call == nil {
+			if err := proc.Void(context.Background(), ChargeRef{ChargeID: *pi.LatestCharge, Method: domain.MethodCreditCard}); err != nil {
+				return nil, err
+			}
+		}
+	}
 	before := *pi
 	if pi.LatestCharge != nil && (pi.Status == domain.PIStatusPending || pi.Status == domain.PIStatusRequiresAction) {
 		ch, err := tx.FindChargeByID(a.Scope, *pi.LatestCharge)
@@ -289,11 +317,25 @@ func (s *Service) CaptureIntent(tx *db.Tx, a domain.Actor, id string, p CaptureP
 		}
 		amount = *p.AmountToCapture
 	}
-	proc, err := s.processor(a.Livemode)
+	proc, err := s.processor(a.Livemode, domain.MethodCreditCard)
 	if err != nil {
 		return nil, err
 	}
-	if err := proc.Capture(context.Background(), ch.ID, amount); err != nil {
+	if call, err := s.afterCall(tx, a, proc, pi, CallCapture, "capture"); err != nil {
+		return nil, err
+	} else if call != nil {
+		amount = call.Amount // the answered capture, applied now
+	} else if !proc.InTransaction() {
+		ref, err := chargeRef(tx, a.Scope, ch)
+		if err != nil {
+			return nil, err
+		}
+		c, err := s.reserve(tx, a.Scope, CallCapture, domain.MethodCreditCard, pi.ID, ch.ID, "", Reference(ch.ID+"/capture"), amount, struct{}{})
+		if err != nil {
+			return nil, err
+		}
+		return nil, pendingError(&Pending{CallID: c.ID, ref: ref, amount: amount})
+	} else if err := proc.Capture(context.Background(), ChargeRef{ChargeID: ch.ID, Method: domain.MethodCreditCard, Amount: ch.Amount}, amount); err != nil {
 		return nil, err
 	}
 	org, err := tx.FindOrganizationByID(a.OrgID)

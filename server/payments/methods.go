@@ -136,9 +136,13 @@ type AttachParams struct {
 
 // verifyCard asks the processor whether a card may be saved; a decline is a 402 card_error.
 func (s *Service) verifyCard(a domain.Actor, pm *domain.PaymentMethod, in *card.Input) (*domain.PaymentError, error) {
-	proc, err := s.processor(a.Livemode)
+	proc, err := s.processor(a.Livemode, domain.MethodCreditCard)
 	if err != nil {
 		return nil, err
+	}
+	if !proc.InTransaction() {
+		return nil, &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeProcessorUnavailable,
+			Message: "Saving a card without a payment is not supported in live mode yet; nothing was charged. Save it while paying (save_payment_method on a confirmation)."}
 	}
 	res, err := proc.AuthorizeCard(context.Background(), CardRequest{Card: in, SavedBehavior: pm.SimBehavior, Currency: "brl"})
 	if err != nil {
@@ -330,7 +334,7 @@ func (s *Service) ConfirmSetupIntent(tx *db.Tx, a domain.Actor, id string, p Set
 	default:
 		return nil, domain.Missing("card")
 	}
-	if _, err := s.processor(a.Livemode); err != nil {
+	if _, err := s.processor(a.Livemode, domain.MethodCreditCard); err != nil {
 		return nil, err
 	}
 	if pm == nil {

@@ -17,6 +17,8 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -24,6 +26,7 @@ import (
 	"troco/server/core"
 	"troco/server/domain"
 	"troco/server/fees"
+	"troco/server/secrets"
 	"troco/server/simulation"
 )
 
@@ -44,6 +47,10 @@ type Service struct {
 	// which case live payments answer processor_unavailable and write nothing.
 	Sandbox Processor
 	Live    Processor
+	// Secrets seals the processor's tokens of saved live cards.
+	Secrets *secrets.Keyring
+	// Log receives the structured logs of processor calls (never card data or secrets).
+	Log *slog.Logger
 	// AfterSettle, when set, runs in the same transaction after a waiting payment resolves
 	// (settled or expired: delayed rules, simulations, test helpers) and after an intent is
 	// captured or canceled, so checkout sessions can move their payment_status and emit their
@@ -59,14 +66,18 @@ func New(baseURL string, simDelay time.Duration, fingerprintKey []byte) *Service
 	return &Service{BaseURL: baseURL, SimDelay: simDelay, FingerprintKey: fingerprintKey, Sandbox: Simulator{}}
 }
 
-// processor returns the processor of an environment, or the processor_unavailable error.
-func (s *Service) processor(livemode bool) (Processor, error) {
+// processor returns the processor of an environment for method, or the processor_unavailable
+// error naming the setting to configure.
+func (s *Service) processor(livemode bool, method string) (Processor, error) {
 	p := s.Sandbox
 	if livemode {
 		p = s.Live
 	}
-	if p == nil || !p.InTransaction() {
-		return nil, errProcessorUnavailable()
+	if p == nil {
+		return nil, errProcessorUnavailable(method)
+	}
+	if err := p.Available(method); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -83,9 +94,23 @@ func SecretMatches(want, got string) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
 }
 
-func errProcessorUnavailable() *domain.Error {
-	return &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeProcessorUnavailable,
-		Message: "No payment processor is configured for live mode, so live payments cannot be processed; nothing was charged. Use a test key (ch_test_...) to simulate payments."}
+// ProviderFlags names the serve flag that configures the live processor of each method.
+var ProviderFlags = map[string]string{domain.MethodCreditCard: "--card-provider cielo", domain.MethodPix: "--pix-provider api-pix", domain.MethodBoleto: "--boleto-provider"}
+
+// ErrProcessorUnavailable is the 503 of a live payment whose method has no processor: it names
+// the setting and says nothing was charged.
+func ErrProcessorUnavailable(method string) *domain.Error { return errProcessorUnavailable(method) }
+
+func errProcessorUnavailable(method string) *domain.Error {
+	what, flag := method, ProviderFlags[method]
+	if flag == "" {
+		what, flag = "this payment method", "--card-provider and --pix-provider"
+	}
+	msg := fmt.Sprintf("No live payment processor is configured for %s, so it cannot be processed in live mode; nothing was charged. The server operator configures one with %s (see the Going live guide). Use a test key (ch_test_...) to simulate payments.", what, flag)
+	if method == domain.MethodBoleto {
+		msg = "Live boleto is not supported yet: no boleto provider is configured, so boleto cannot be processed in live mode; nothing was charged. Offer credit_card or pix, or use a test key (ch_test_...) to simulate boletos."
+	}
+	return &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeProcessorUnavailable, Message: msg}
 }
 
 func errNotActivated() *domain.Error {

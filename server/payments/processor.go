@@ -4,71 +4,123 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"time"
 
 	"troco/server/card"
 	"troco/server/domain"
 	"troco/server/simulation"
 )
 
-// Processor is the network side of a payment: it authorizes, captures and refunds cards and
-// opens PIX and boleto charges. The sandbox Simulator implements it for test mode; a connector to
-// an acquirer or PSP implements it for live mode.
+// Processor is the network side of a payment: it authorizes, captures, voids and refunds cards
+// and opens PIX and boleto charges. The sandbox Simulator implements it for test mode; the live
+// connectors (server/processors: Cielo API 3.0 for cards, the Banco Central's API Pix for PIX)
+// implement it for live mode. The engine has one code path for both.
 //
 // Transactions. The Simulator is pure and fast, so a whole confirmation (validate, call the
-// processor, write intent, charge, ledger and events) runs inside one write transaction: the
-// single writer serializes confirmations of one intent, so concurrent confirms see each other's
-// state and exactly one attempt is made. A processor that performs network I/O must never run
-// inside the writer; its InTransaction returns false and the flow becomes two-phase:
+// processor, write intent, charge, ledger and events) runs inside one write transaction. A
+// processor that performs network I/O must never run inside the single writer; its
+// InTransaction returns false and each operation becomes two-phase (live.go):
 //
-//  1. a write transaction validates the request, reserves the charge id and moves the intent to
-//     processing (a concurrent confirm now fails its state check);
-//  2. the processor is called outside any transaction, with the charge id as its idempotency key;
-//  3. a second write transaction records the result exactly as the one-phase path does.
+//  1. a write transaction validates the request and reserves the call: a processor_calls row
+//     with the idempotent reference the processor will know it by (Cielo MerchantOrderId, API
+//     Pix txid, devolução id), derived from the charge or refund id and so the same on every
+//     retry; the intent moves to processing, the operation answers a *domain.Error whose Pending
+//     names the call (and KeepChanges commits the reservation);
+//  2. the caller (the HTTP adapter, a job) runs Service.Execute outside any transaction: it calls
+//     the processor and records the answer on the row;
+//  3. the caller runs the same operation again: it finds the answered call and applies it
+//     exactly as the one-phase path does (charge, intent, ledger, events).
 //
-// A crash between 2 and 3 leaves the intent processing with a reserved charge, which a
-// reconciliation job resolves by asking the processor about that charge id. Only the
-// in-transaction Simulator ships today: the Service answers processor_unavailable for a live
-// mode without a processor (and for a processor that is not InTransaction), writing nothing.
+// A crash or a timeout between 1 and 2 leaves the row reserved; the reconciliation job
+// (Service.Reconcile) asks the processor what became of that reference and applies the answer,
+// so nothing is charged twice and nothing is lost.
+//
+// Errors. A connector returns ErrNotSent (wrapped) when the request certainly did not reach
+// the processor (connection refused, circuit open): the attempt fails with processing_error
+// and nothing was charged. Any other error means "unknown": the call stays reserved until
+// reconciliation finds the answer. A refusal by the processor is an outcome, not an error.
 type Processor interface {
 	// InTransaction reports whether calls are pure and fast enough to run in the write transaction.
 	InTransaction() bool
+	// Available returns nil when method (credit_card, pix, boleto) can be processed, else the
+	// 503 processor_unavailable *domain.Error that names the missing setting.
+	Available(method string) error
 	// AuthorizeCard authorizes (and, with Capture, captures) a card charge; Amount 0 verifies a
 	// card for a setup intent.
 	AuthorizeCard(ctx context.Context, req CardRequest) (CardResult, error)
 	// StartAsync opens a PIX or boleto charge and says in which state it starts.
 	StartAsync(ctx context.Context, req AsyncRequest) (AsyncResult, error)
 	// Capture captures amount of an authorized charge.
-	Capture(ctx context.Context, chargeID string, amount int64) error
+	Capture(ctx context.Context, ref ChargeRef, amount int64) error
+	// Void releases an authorized, uncaptured charge.
+	Void(ctx context.Context, ref ChargeRef) error
 	// Refund returns amount of a captured charge to the buyer.
-	Refund(ctx context.Context, chargeID string, amount int64) error
+	Refund(ctx context.Context, req RefundRequest) (RefundResult, error)
+	// Lookup asks the processor what became of a charge (reconciliation): a card authorization
+	// whose answer was lost, a PIX charge waiting for its payment.
+	Lookup(ctx context.Context, ref ChargeRef) (LookupResult, error)
+}
+
+// ErrNotSent marks a connector error after which the processor certainly did not act.
+var ErrNotSent = errors.New("the request did not reach the processor")
+
+// ChargeRef names a charge to its processor.
+type ChargeRef struct {
+	ChargeID string
+	Method   string
+	// Reference is troco's idempotent reference (MerchantOrderId, txid).
+	Reference string
+	// ProcessorID is the processor's id (Cielo PaymentId; for PIX the endToEndId once paid).
+	ProcessorID string
+	Amount      int64
 }
 
 // CardRequest is one card authorization. Card carries the typed card only in memory (it
-// redacts itself when printed); a saved card is charged through its stored behaviour instead.
+// redacts itself when printed); a saved card is charged through its stored behaviour (test
+// mode) or its processor token (live mode) instead.
 type CardRequest struct {
-	ChargeID     string
+	ChargeID string
+	// Reference is the idempotent reference of the attempt (Cielo MerchantOrderId).
+	Reference    string
 	Amount       int64
 	Currency     string
 	Installments int
 	Capture      bool
 	// Card is a card typed in this request; nil when a saved payment method is charged.
 	Card *card.Input
+	// Brand is the card's brand (visa, mastercard, ...).
+	Brand string
 	// SavedBehavior is, in test mode, the stored SPEC 7.1 behaviour of a saved card.
 	SavedBehavior string
+	// CardToken is, in live mode, the processor's token of a saved card.
+	CardToken string
+	// SaveCard asks the processor for a token of the typed card (live mode).
+	SaveCard bool
 	// Reuse marks a saved card charged again outside the hosted checkout (SPEC 7.1).
 	Reuse bool
+	// Customer is the buyer's name, sent to the processor.
+	Customer string
 }
 
 // CardResult is the processor's answer: the outcome, and the decline when it is one.
 type CardResult struct {
-	Outcome           card.Outcome
-	Decline           *domain.PaymentError
-	AuthorizationCode string
+	Outcome           card.Outcome         `json:"outcome"`
+	Decline           *domain.PaymentError `json:"decline,omitempty"`
+	AuthorizationCode string               `json:"authorization_code,omitempty"`
+	// ProcessorID is the processor's id of the authorization (Cielo PaymentId).
+	ProcessorID string `json:"processor_id,omitempty"`
+	// CardToken is the processor's token of a card saved by this authorization (sealed before
+	// it is stored).
+	CardToken string `json:"card_token,omitempty"`
 	// SettlesLater, on a processing or pending outcome, asks the Service to settle the charge
 	// after its SimDelay: the sandbox's "wait for the webhook" of SPEC 7.1. A network processor
 	// leaves it false and reports the outcome itself.
-	SettlesLater bool
+	SettlesLater bool `json:"-"`
+	// Dispute, in the sandbox, is the dispute a dispute test card opens a minute after its
+	// charge is captured (CONTRACT 17). A network processor reports disputes by itself.
+	Dispute *card.Dispute `json:"-"`
 }
 
 // AsyncRequest opens a PIX or boleto charge; Email is the buyer's (it picks the SPEC 8.5 rule in
@@ -76,14 +128,66 @@ type CardResult struct {
 type AsyncRequest struct {
 	Method   string
 	ChargeID string
-	Amount   int64
-	Email    string
+	// Reference is the idempotent reference (API Pix txid).
+	Reference string
+	Amount    int64
+	Email     string
+	// Expires is how long a PIX charge stays payable.
+	Expires time.Duration
+	// Description is shown to the payer (solicitacaoPagador).
+	Description string
+	// DueDate (YYYY-MM-DD), for a PIX paying an invoice with a due date, asks for a charge with
+	// a due date (API Pix cobv) instead of an immediate one, payable DueValidityDays after it;
+	// PayerName and PayerDocument (CPF or CNPJ digits) identify the debtor it requires.
+	DueDate                  string
+	DueValidityDays          int
+	PayerName, PayerDocument string
 }
 
-// AsyncResult is the state a PIX or boleto charge starts in and, when delayed, where it goes.
+// AsyncResult is the state a PIX or boleto charge starts in and, when delayed, where it goes. A
+// live PSP gives the BR Code of the charge it opened.
 type AsyncResult struct {
-	Initial simulation.State
-	After   simulation.State
+	Initial simulation.State `json:"initial,omitempty"`
+	After   simulation.State `json:"after,omitempty"`
+	// Code is the BR Code the PSP issued (pixCopiaECola); empty in the sandbox, which builds its own.
+	Code string `json:"code,omitempty"`
+	// Location is the PSP's payload location.
+	Location string `json:"location,omitempty"`
+}
+
+// RefundRequest refunds Amount of a captured charge; Reference identifies this refund to the
+// processor (the devolução id) and Before is what the charge had refunded before it, so a
+// retried refund is recognised as already made.
+type RefundRequest struct {
+	Charge    ChargeRef
+	Reference string
+	Amount    int64
+	Before    int64
+}
+
+// RefundResult is the processor's answer to a refund.
+type RefundResult struct {
+	// Status is succeeded, pending or failed.
+	Status      string `json:"status"`
+	ProcessorID string `json:"processor_id,omitempty"`
+	Message     string `json:"message,omitempty"`
+}
+
+// LookupResult is what a processor knows of a charge.
+type LookupResult struct {
+	// Found is false when the processor has no such reference: nothing was charged.
+	Found bool `json:"found"`
+	// Card is the authorization's outcome (cards).
+	Card *CardResult `json:"card,omitempty"`
+	// Paid, with PaidAmount and EndToEndID, says a PIX charge was paid.
+	Paid       bool   `json:"paid,omitempty"`
+	PaidAmount int64  `json:"paid_amount,omitempty"`
+	EndToEndID string `json:"end_to_end_id,omitempty"`
+	// Expired says a PIX charge can no longer be paid.
+	Expired bool `json:"expired,omitempty"`
+	// Code and Location are a PIX charge's BR Code and payload location.
+	Code     string `json:"code,omitempty"`
+	Location string `json:"location,omitempty"`
 }
 
 // Simulator is the sandbox processor: the SPEC 7.1 card table and the SPEC 8.5 e-mail rules.
@@ -106,6 +210,11 @@ func (Simulator) AuthorizeCard(_ context.Context, req CardRequest) (CardResult, 
 		return out, nil
 	}
 	out.AuthorizationCode = authorizationCode(req.ChargeID)
+	if req.Card != nil {
+		if d, ok := card.DisputeFor(req.Card.Number); ok {
+			out.Dispute = &d
+		}
+	}
 	return out, nil
 }
 
@@ -115,11 +224,24 @@ func (Simulator) StartAsync(_ context.Context, req AsyncRequest) (AsyncResult, e
 	return AsyncResult{Initial: rule.Initial, After: rule.After}, nil
 }
 
+// Available: the sandbox processes every method.
+func (Simulator) Available(string) error { return nil }
+
 // Capture always succeeds in the sandbox.
-func (Simulator) Capture(context.Context, string, int64) error { return nil }
+func (Simulator) Capture(context.Context, ChargeRef, int64) error { return nil }
+
+// Void always succeeds in the sandbox.
+func (Simulator) Void(context.Context, ChargeRef) error { return nil }
 
 // Refund always succeeds in the sandbox.
-func (Simulator) Refund(context.Context, string, int64) error { return nil }
+func (Simulator) Refund(context.Context, RefundRequest) (RefundResult, error) {
+	return RefundResult{Status: "succeeded"}, nil
+}
+
+// Lookup: the sandbox never loses an answer.
+func (Simulator) Lookup(context.Context, ChargeRef) (LookupResult, error) {
+	return LookupResult{}, nil
+}
 
 // paymentError converts a simulated decline into SPEC 2.7's payment_error (network fields null).
 func paymentError(d *card.Decline) *domain.PaymentError {

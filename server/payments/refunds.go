@@ -53,6 +53,10 @@ func (s *Service) CreateRefund(tx *db.Tx, a domain.Actor, p RefundParams) (*doma
 	if ch.Status != domain.ChargeStatusSucceeded || !ch.Captured {
 		return nil, domain.Invalid("charge", "Charge %s cannot be refunded: only captured charges can (an uncaptured authorization is released by canceling its payment intent).", ch.ID)
 	}
+	inquiry, err := s.checkRefundable(tx, a, ch)
+	if err != nil {
+		return nil, err
+	}
 	remaining := ch.AmountCaptured - ch.AmountRefunded
 	if remaining <= 0 {
 		return nil, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeChargeAlreadyRefunded, Param: "charge",
@@ -78,11 +82,39 @@ func (s *Service) CreateRefund(tx *db.Tx, a domain.Actor, p RefundParams) (*doma
 		}
 		r.Metadata = domain.MergeMetadata(nil, p.Metadata.V)
 	}
-	proc, err := s.processor(a.Livemode)
+	proc, err := s.processor(a.Livemode, ch.PaymentMethodDetails.Type)
 	if err != nil {
 		return nil, err
 	}
-	if err := proc.Refund(context.Background(), ch.ID, amount); err != nil {
+	if call, err := s.afterCall(tx, a, proc, &domain.PaymentIntent{ID: ch.PaymentIntent}, CallRefund, "refund"); err != nil {
+		return nil, err
+	} else if call != nil {
+		// The answered refund, applied now with the amount and id it was made with.
+		r.ID, r.Amount = call.Refund, call.Amount
+		if out := outcomeOf(call); out.Refund != nil && out.Refund.Status == "failed" {
+			e := processorFailed("refund", out.Refund.Message)
+			e.KeepChanges = true
+			return nil, e
+		} else if out.Refund != nil && out.Refund.Status == "pending" {
+			r.Status = "pending"
+		}
+		if call.Amount > remaining {
+			return nil, domain.Invalid("amount", "Refund amount (%d) is greater than what remains to refund on charge %s (%d).", call.Amount, ch.ID, remaining)
+		}
+	} else if !proc.InTransaction() {
+		ref, err := chargeRef(tx, a.Scope, ch)
+		if err != nil {
+			return nil, err
+		}
+		refundID := domain.NewID(domain.PrefixRefund)
+		req := RefundRequest{Charge: ref, Reference: Reference(refundID), Amount: amount, Before: ch.AmountRefunded}
+		c, err := s.reserve(tx, a.Scope, CallRefund, ch.PaymentMethodDetails.Type, ch.PaymentIntent, ch.ID, refundID, req.Reference, amount,
+			refundParams{Before: ch.AmountRefunded, Reason: p.Reason})
+		if err != nil {
+			return nil, err
+		}
+		return nil, pendingError(&Pending{CallID: c.ID, refund: &req})
+	} else if _, err := proc.Refund(context.Background(), RefundRequest{Charge: ChargeRef{ChargeID: ch.ID, Method: ch.PaymentMethodDetails.Type}, Amount: amount}); err != nil {
 		return nil, err
 	}
 	if err := tx.CreateRefund(a.Scope, r); err != nil {
@@ -103,7 +135,14 @@ func (s *Service) CreateRefund(tx *db.Tx, a domain.Actor, p RefundParams) (*doma
 	if err := emit(tx, a, "refund.created", r, nil); err != nil {
 		return nil, err
 	}
-	return r, emit(tx, a, "charge.refunded", ch, &chBefore)
+	if err := emit(tx, a, "charge.refunded", ch, &chBefore); err != nil {
+		return nil, err
+	}
+	if inquiry != nil && !domain.DisputeClosed(inquiry.Status) {
+		// A refunded inquiry has nothing left to dispute (Stripe closes it).
+		return r, s.finish(tx, a, inquiry, domain.DisputeWarningClosed)
+	}
+	return r, nil
 }
 
 // GetRefund returns a refund of the scope.

@@ -1,0 +1,174 @@
+package apipix
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The Banco Central's API Pix OpenAPI document (not vendored: 360 KB). TROCO_PIX_OPENAPI names
+// it; otherwise the shared copy next to the repository is used, and the test skips without it.
+func openAPIDoc(t *testing.T) map[string]any {
+	t.Helper()
+	candidates := []string{os.Getenv("TROCO_PIX_OPENAPI")}
+	for _, up := range []string{"../../../..", "../../../../.."} {
+		candidates = append(candidates, filepath.Join(up, "shared", "pix-api", "openapi.yaml"))
+	}
+	for _, p := range candidates {
+		if p == "" {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("parse %s: %v", p, err)
+		}
+		return doc
+	}
+	t.Skip("the API Pix OpenAPI document is not available (set TROCO_PIX_OPENAPI)")
+	return nil
+}
+
+func node(doc map[string]any, ref string) map[string]any {
+	var cur any = doc
+	for _, k := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+		m, _ := cur.(map[string]any)
+		cur = m[k]
+	}
+	m, _ := cur.(map[string]any)
+	return m
+}
+
+// properties collects a schema's properties through $ref, allOf, oneOf and anyOf.
+func properties(doc map[string]any, s map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	if s == nil {
+		return out
+	}
+	if ref, ok := s["$ref"].(string); ok {
+		return properties(doc, node(doc, ref))
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		for k, v := range props {
+			m, _ := v.(map[string]any)
+			if prev, ok := out[k]; ok && prev != nil {
+				m = map[string]any{"allOf": []any{prev, m}}
+			}
+			out[k] = m
+		}
+	}
+	for _, key := range []string{"allOf", "oneOf", "anyOf"} {
+		list, _ := s[key].([]any)
+		for _, item := range list {
+			m, _ := item.(map[string]any)
+			for k, v := range properties(doc, m) {
+				if prev, ok := out[k]; ok && prev != nil {
+					v = map[string]any{"allOf": []any{prev, v}}
+				}
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// checkType requires every JSON field of t to be a property of schema s, recursively.
+func checkType(t *testing.T, doc map[string]any, typ reflect.Type, s map[string]any, where string) {
+	t.Helper()
+	props := properties(doc, s)
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		p, ok := props[name]
+		if !ok {
+			t.Errorf("%s.%s: the API Pix has no property %q", where, f.Name, name)
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
+			if it, ok := p["items"].(map[string]any); ok {
+				p = it
+			} else {
+				// items may sit inside an allOf
+				for _, key := range []string{"allOf", "oneOf"} {
+					list, _ := p[key].([]any)
+					for _, x := range list {
+						if m, ok := x.(map[string]any); ok {
+							if it, ok := m["items"].(map[string]any); ok {
+								p = it
+							}
+						}
+					}
+				}
+			}
+		}
+		if ft.Kind() == reflect.Struct {
+			checkType(t, doc, ft, p, where+"."+f.Name)
+		}
+	}
+}
+
+func TestTypesMatchTheAPIPixOpenAPI(t *testing.T) {
+	doc := openAPIDoc(t)
+	paths, _ := doc["paths"].(map[string]any)
+	for path, methods := range map[string][]string{
+		"/cob/{txid}": {"put", "get"}, "/pix/{e2eid}": {"get"}, "/pix": {"get"},
+		"/pix/{e2eid}/devolucao/{id}": {"put"}, "/webhook/{chave}": {"put", "get"}, "/cobv/{txid}": {"put", "get"},
+	} {
+		p, ok := paths[path].(map[string]any)
+		if !ok {
+			t.Errorf("path %s is not in the API Pix", path)
+			continue
+		}
+		for _, m := range methods {
+			if _, ok := p[m]; !ok {
+				t.Errorf("%s %s is not in the API Pix", strings.ToUpper(m), path)
+			}
+		}
+	}
+	schema := func(name string) map[string]any { return node(doc, "#/components/schemas/"+name) }
+	for _, c := range []struct {
+		typ    any
+		schema map[string]any
+	}{
+		{CobSolicitada{}, schema("CobSolicitada")},
+		{CobCompleta{}, schema("CobCompleta")},
+		{CobVSolicitada{}, schema("CobVSolicitada")},
+		{CobVCompleta{}, schema("CobVCompleta")},
+		{Pix{}, schema("Pix")},
+		{PixConsultados{}, schema("PixConsultados")},
+		{DevolucaoSolicitada{}, schema("DevolucaoSolicitada")},
+		{Devolucao{}, schema("Devolucao")},
+		{WebhookConfig{}, schema("WebhookSolicitado")},
+	} {
+		typ := reflect.TypeOf(c.typ)
+		if c.schema == nil {
+			t.Errorf("no schema for %s", typ.Name())
+			continue
+		}
+		checkType(t, doc, typ, c.schema, typ.Name())
+	}
+	// The statuses troco reads.
+	raw := node(doc, "#/components/schemas/CobrancaStatus")
+	enum, _ := raw["enum"].([]any)
+	joined := ""
+	for _, e := range enum {
+		joined += " " + e.(string)
+	}
+	for _, want := range []string{CobAtiva, CobConcluida} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("charge status %s is not in the API Pix (%s)", want, joined)
+		}
+	}
+}
