@@ -194,6 +194,7 @@ func TestDataDirIsPrivate(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	is.NoErr(os.MkdirAll(data, 0o755))
 	is.NoErr(os.WriteFile(filepath.Join(data, "old.pem"), []byte("x"), 0o644))
+	is.NoErr(os.MkdirAll(filepath.Join(data, "autocert"), 0o755))
 	addr := freeAddr(t)
 	in := startServe(t, addr, envFrom(nil), "--addr", addr, "--data-dir", data, "--metrics-addr", "off")
 	in.do("GET", "/healthz", "", nil)
@@ -207,8 +208,12 @@ func TestDataDirIsPrivate(t *testing.T) {
 		info, err := e.Info()
 		is.NoErr(err)
 		names[e.Name()] = true
-		if info.Mode().Perm() != 0o600 {
-			t.Errorf("%s is %v, want 0600", e.Name(), info.Mode().Perm())
+		want := os.FileMode(0o600)
+		if info.IsDir() {
+			want = 0o700 // files/: the uploaded files
+		}
+		if info.Mode().Perm() != want {
+			t.Errorf("%s is %v, want %v", e.Name(), info.Mode().Perm(), want)
 		}
 	}
 	for _, want := range []string{"troco.db", "troco.db-wal", "troco.db-shm", "troco.db.lock", "master.key", "ca.pem", "ca-key.pem", "localhost.pem", "localhost-key.pem"} {

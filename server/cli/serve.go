@@ -494,8 +494,8 @@ func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domai
 }
 
 // secureDataDir creates the data dir mode 0700 and narrows what it holds to its owner: the
-// directory 0700, every file 0600 (database, WAL, keys, certificates; older versions created
-// some of them world-readable).
+// directory and its subdirectories 0700, every file 0600 (database, WAL, keys, certificates;
+// older versions created some of them world-readable).
 func secureDataDir(dir string, log *slog.Logger) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create the data dir: %w", err)
@@ -509,11 +509,18 @@ func secureDataDir(dir string, log *slog.Logger) error {
 	}
 	for _, e := range entries {
 		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o077 == 0 {
+		if err != nil || info.Mode().Perm()&0o077 == 0 {
 			continue
 		}
-		if err := os.Chmod(filepath.Join(dir, e.Name()), 0o600); err != nil {
-			log.Warn("could not narrow a data dir file to mode 0600", "file", e.Name(), "error", err)
+		mode := os.FileMode(0o600)
+		switch {
+		case info.IsDir():
+			mode = 0o700 // files/, autocert/
+		case !info.Mode().IsRegular():
+			continue
+		}
+		if err := os.Chmod(filepath.Join(dir, e.Name()), mode); err != nil {
+			log.Warn("could not narrow a data dir entry to its owner", "file", e.Name(), "error", err)
 		}
 	}
 	return nil
