@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -91,6 +92,9 @@ func TestBackupUnderLoadRestoresEveryPayment(t *testing.T) {
 	is.True(m != nil)
 	key := m[1]
 
+	// An uploaded file: its bytes live beside the database and must come back with it.
+	fileID := uploadFile(t, in, key, []byte("%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"))
+
 	stop := make(chan struct{})
 	wait := payConcurrently(in, key, 4, stop)
 	time.Sleep(1500 * time.Millisecond) // some payments before the backup
@@ -153,6 +157,7 @@ func TestBackupUnderLoadRestoresEveryPayment(t *testing.T) {
 	is.NoErr(in.stop())
 	addr2 := freeAddr(t)
 	in2 := startServe(t, addr2, envFrom(nil), "--addr", addr2, "--data-dir", restored, "--metrics-addr", "off")
+	is.Equal(in2.do("GET", "/v1/files/"+fileID, key, nil).status, 200) // its bytes were restored too
 	for _, id := range before {
 		a := in2.do("GET", "/v1/payment-intents/"+id, key, nil)
 		if a.status != 200 || a.str("status") != "succeeded" {
@@ -528,4 +533,30 @@ func TestBannerComesAfterReadiness(t *testing.T) {
 	is.Equal(res.StatusCode, 200) // and ready
 	cancel()
 	is.NoErr(<-done)
+}
+
+// uploadFile uploads content as dispute evidence and returns the file's id.
+func uploadFile(t *testing.T, in *instance, key string, content []byte) string {
+	t.Helper()
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	_ = w.WriteField("purpose", "dispute_evidence")
+	part, _ := w.CreateFormFile("file", "evidence.pdf")
+	_, _ = part.Write(content)
+	_ = w.Close()
+	req, _ := http.NewRequest("POST", "https://"+in.addr+"/v1/files", &body)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	res, err := in.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&m)
+	id, _ := m["id"].(string)
+	if res.StatusCode != 200 || id == "" {
+		t.Fatalf("upload: %d %v", res.StatusCode, m)
+	}
+	return id
 }

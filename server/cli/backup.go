@@ -22,10 +22,11 @@ import (
 	"troco/server/secrets"
 )
 
-// A backup is a tar archive of three members, in this order: manifest.json (what and when, the
-// database's size and SHA-256), master.key (the data dir's key, without which the stored
-// webhook secrets cannot be opened) and troco.db (a snapshot by SQLite's online backup API).
-// It is written mode 0600 and holds the master key: keep it as carefully as the data dir.
+// A backup is a tar archive, in this order: manifest.json (what and when, the database's size
+// and SHA-256, the number of files), master.key (the data dir's key, without which the stored
+// webhook secrets cannot be opened), troco.db (a snapshot by SQLite's online backup API) and
+// files/<id> for each uploaded file. It is written mode 0600 and holds the master key: keep it
+// as carefully as the data dir.
 const (
 	backupManifest = "manifest.json"
 	backupDB       = "troco.db"
@@ -39,6 +40,30 @@ type manifest struct {
 	DBBytes       int64  `json:"db_bytes"`
 	DBSHA256      string `json:"db_sha256"`
 	Payments      int64  `json:"payment_intents"`
+	// Files counts the uploaded files that follow the database as files/<id> members.
+	Files int `json:"files"`
+}
+
+// filesSubdir is where serve keeps the bytes of uploaded files, inside the data dir.
+const filesSubdir = "files"
+
+// uploadedFiles lists the committed uploads of the data dir (file_… names; temporary uploads
+// are left out, as serve's start-up sweep would remove them).
+func uploadedFiles(dataDir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(dataDir, filesSubdir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("backup: read the files directory: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), "file_") {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
 }
 
 var errLocked = errors.New("locked")
@@ -72,8 +97,15 @@ func writeBackup(ctx context.Context, dst, dataDir string, now time.Time, snap f
 	if err != nil {
 		return nil, err
 	}
+	// Uploads are written (and synced) before their row commits, so every file the snapshot
+	// names is on disk now; files uploaded since are included too and are harmless (a restore's
+	// start-up sweep removes bytes without a row).
+	uploads, err := uploadedFiles(dataDir)
+	if err != nil {
+		return nil, err
+	}
 	m := &manifest{Format: backupFormat, CreatedAt: now.UTC().Format(time.RFC3339), SchemaVersion: info.SchemaVersion,
-		DBBytes: size, DBSHA256: sum, Payments: info.Payments}
+		DBBytes: size, DBSHA256: sum, Payments: info.Payments, Files: len(uploads)}
 	mj, _ := json.MarshalIndent(m, "", "  ")
 
 	tmp := dst + ".tmp"
@@ -111,6 +143,11 @@ func writeBackup(ctx context.Context, dst, dataDir string, now time.Time, snap f
 	if err != nil {
 		return fail(err)
 	}
+	for _, name := range uploads {
+		if err := addFile(tw, filepath.Join(dataDir, filesSubdir, name), filesSubdir+"/"+name, mod); err != nil {
+			return fail(err)
+		}
+	}
 	if err := tw.Close(); err != nil {
 		return fail(err)
 	}
@@ -127,6 +164,23 @@ func writeBackup(ctx context.Context, dst, dataDir string, now time.Time, snap f
 	}
 	syncDir(filepath.Dir(dst))
 	return m, nil
+}
+
+func addFile(tw *tar.Writer, path, name string, mod time.Time) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: st.Size(), ModTime: mod, Typeflag: tar.TypeReg}); err != nil {
+		return err
+	}
+	_, err = io.Copy(tw, f)
+	return err
 }
 
 func readMasterKey(dataDir string) (*secrets.Keyring, []byte, error) {
@@ -199,7 +253,7 @@ func backupCmd(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "backup written to %s (database %d bytes, schema %d, %d payment intents) in %s\n", *to, m.DBBytes, m.SchemaVersion, m.Payments, clock.Real{}.Now().Sub(start).Round(time.Millisecond))
+	fmt.Fprintf(env.Stdout, "backup written to %s (database %d bytes, schema %d, %d payment intents, %d uploaded files) in %s\n", *to, m.DBBytes, m.SchemaVersion, m.Payments, m.Files, clock.Real{}.Now().Sub(start).Round(time.Millisecond))
 	fmt.Fprintf(env.Stdout, "it holds the master key: keep it mode 0600, off this machine and encrypted at rest\n")
 	return nil
 }
@@ -285,7 +339,8 @@ func restoreCmd(ctx context.Context, env Env, args []string) error {
 	}
 	stamp := clock.Real{}.Now().UTC().Format("20060102T150405Z")
 	var keptAside []string
-	for _, p := range []string{*dbPath, *dbPath + "-wal", *dbPath + "-shm", keyPath} {
+	filesPath := filepath.Join(*dataDir, filesSubdir)
+	for _, p := range []string{*dbPath, *dbPath + "-wal", *dbPath + "-shm", keyPath, filesPath} {
 		if _, err := os.Stat(p); err == nil {
 			aside := p + ".before-restore-" + stamp
 			if err := os.Rename(p, aside); err != nil {
@@ -303,12 +358,15 @@ func restoreCmd(ctx context.Context, env Env, args []string) error {
 	if err := os.Chmod(snap, 0o600); err != nil {
 		return err
 	}
+	if err := os.Rename(filepath.Join(work, filesSubdir), filesPath); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
 	if err := os.Rename(snap, *dbPath); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	syncDir(*dataDir)
 	syncDir(filepath.Dir(*dbPath))
-	fmt.Fprintf(env.Stdout, "restored %s (taken %s, schema %d, %d payment intents) into %s; integrity check ok\n", *from, m.CreatedAt, info.SchemaVersion, info.Payments, *dbPath)
+	fmt.Fprintf(env.Stdout, "restored %s (taken %s, schema %d, %d payment intents, %d uploaded files) into %s; integrity check ok\n", *from, m.CreatedAt, info.SchemaVersion, info.Payments, m.Files, *dbPath)
 	for _, p := range keptAside {
 		fmt.Fprintf(env.Stdout, "kept aside: %s\n", p)
 	}
@@ -378,6 +436,38 @@ func unpackBackup(path, dir string) (*manifest, []byte, error) {
 				return nil, nil, fmt.Errorf("the file is damaged: its database is %d bytes with another checksum than the %d bytes the manifest records", n, m.DBBytes)
 			}
 		}
+	}
+	// The uploaded files, as many as the manifest counts.
+	if err := os.Mkdir(filepath.Join(dir, filesSubdir), 0o700); err != nil {
+		return nil, nil, err
+	}
+	for range m.Files {
+		h, err := tr.Next()
+		if err != nil {
+			return damaged(err)
+		}
+		name, ok := strings.CutPrefix(h.Name, filesSubdir+"/")
+		if !ok || h.Typeflag != tar.TypeReg || !strings.HasPrefix(name, "file_") || strings.ContainsAny(name, `/\`) || name == "" {
+			return nil, nil, fmt.Errorf("the file is not a troco backup (unexpected member %q)", h.Name)
+		}
+		out, err := os.OpenFile(filepath.Join(dir, filesSubdir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, nil, err
+		}
+		n, err := io.Copy(out, tr)
+		if err == nil {
+			err = out.Sync()
+		}
+		out.Close()
+		if err != nil {
+			return damaged(err)
+		}
+		if n != h.Size {
+			return nil, nil, errors.New("the file is truncated (it ends in the middle of the backup); use a complete copy")
+		}
+	}
+	if _, err := tr.Next(); err != nil && !errors.Is(err, io.EOF) {
+		return damaged(err)
 	}
 	return m, key, nil
 }
