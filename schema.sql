@@ -726,3 +726,65 @@ CREATE TABLE dispute_schedule (
 );
 CREATE INDEX dispute_schedule_due ON dispute_schedule (due_at);
 CREATE INDEX dispute_schedule_dispute ON dispute_schedule (dispute_id);
+
+-- migrate: 170
+-- The date a ledger entry's money is expected (YYYY-MM-DD on the business-day calendar).
+ALTER TABLE ledger_transactions ADD COLUMN available_on TEXT NOT NULL DEFAULT '';
+
+-- migrate: 171
+-- The location of each dynamic PIX code (its own charge's, or the one printed on a boleto): the
+-- public URL a payer's bank fetches (…/pix/v2/{txid}) finds its charge here.
+CREATE TABLE pix_locations (
+    txid               TEXT    PRIMARY KEY,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    charge_id          TEXT    NOT NULL,
+    kind               TEXT    NOT NULL,
+    revision           INTEGER NOT NULL DEFAULT 0,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL,
+    expires_at         INTEGER NOT NULL
+);
+
+-- migrate: 172
+-- Webhook chaos (test endpoints): the settings, the endpoint's event counter that seeds the
+-- decisions, each outbox row's number and first-attempt delay, and what chaos did to an attempt.
+ALTER TABLE webhook_endpoints ADD COLUMN chaos TEXT;
+ALTER TABLE webhook_endpoints ADD COLUMN chaos_counter INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE webhook_outbox ADD COLUMN chaos_sequence INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE webhook_outbox ADD COLUMN chaos_delay INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE webhook_deliveries ADD COLUMN chaos TEXT;
+
+-- migrate: 173
+-- Pix Automático authorizations (pixauth_): the public object as JSON plus the columns scopes,
+-- filters, the hosted page's secret and the expiry job query.
+CREATE TABLE pix_authorizations (
+    seq           INTEGER PRIMARY KEY,
+    id            TEXT    NOT NULL UNIQUE,
+    org_id        TEXT    NOT NULL,
+    livemode      INTEGER NOT NULL,
+    customer_id   TEXT    NOT NULL,
+    status        TEXT    NOT NULL,
+    secret        TEXT    NOT NULL,
+    sandbox_rule  TEXT    NOT NULL DEFAULT '',
+    expires_at    INTEGER NOT NULL,
+    data          TEXT    NOT NULL,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+);
+CREATE INDEX pix_authorizations_scope ON pix_authorizations (org_id, livemode, seq);
+CREATE INDEX pix_authorizations_pending ON pix_authorizations (status, expires_at);
+
+-- migrate: 174
+-- Pix Automático charges by reference (e.g. the invoice a renewal pays): at most one successful
+-- charge per authorization and reference, however often the caller retries.
+CREATE TABLE pix_auto_charges (
+    authorization_id   TEXT    NOT NULL,
+    reference          TEXT    NOT NULL,
+    org_id             TEXT    NOT NULL,
+    livemode           INTEGER NOT NULL,
+    payment_intent_id  TEXT    NOT NULL,
+    created_at         INTEGER NOT NULL,
+    PRIMARY KEY (authorization_id, reference)
+);

@@ -5,7 +5,7 @@ import (
 )
 
 const transactionCols = `id, livemode, type, payment_intent_id, charge_id, refund_id, payment_method_type, amount, fee_amount, interest_amount,
-net_amount, currency, status, installment, installment_count, settled_at, created_at, updated_at`
+net_amount, currency, status, installment, installment_count, settled_at, created_at, updated_at, available_on`
 
 func scanTransaction(s scanner) (*domain.Transaction, error) {
 	var t domain.Transaction
@@ -13,7 +13,7 @@ func scanTransaction(s scanner) (*domain.Transaction, error) {
 	var settled *int64
 	var created, updated int64
 	if err := s.Scan(&t.ID, &live, &t.Type, &t.PaymentIntent, &t.Charge, &t.Refund, &t.PaymentMethodType, &t.Amount, &t.FeeAmount, &t.InterestAmount,
-		&t.NetAmount, &t.Currency, &t.Status, &t.Installment, &t.InstallmentCount, &settled, &created, &updated); err != nil {
+		&t.NetAmount, &t.Currency, &t.Status, &t.Installment, &t.InstallmentCount, &settled, &created, &updated, &t.AvailableOn); err != nil {
 		return nil, err
 	}
 	t.Object = "transaction"
@@ -30,10 +30,10 @@ func (tx *Tx) InsertTransaction(s domain.Scope, t *domain.Transaction) error {
 	t.Livemode = s.Livemode
 	t.CreatedAt, t.UpdatedAt = domain.At(tx.Now), domain.At(tx.Now)
 	_, err := tx.exec(`INSERT INTO ledger_transactions (id, org_id, livemode, type, payment_intent_id, charge_id, refund_id, payment_method_type,
-		amount, fee_amount, interest_amount, net_amount, currency, status, installment, installment_count, settled_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		amount, fee_amount, interest_amount, net_amount, currency, status, installment, installment_count, settled_at, created_at, updated_at, available_on)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, s.OrgID, boolInt(s.Livemode), t.Type, t.PaymentIntent, t.Charge, t.Refund, t.PaymentMethodType,
-		t.Amount, t.FeeAmount, t.InterestAmount, t.NetAmount, t.Currency, t.Status, t.Installment, t.InstallmentCount, timePtr(t.SettledAt), tx.now(), tx.now())
+		t.Amount, t.FeeAmount, t.InterestAmount, t.NetAmount, t.Currency, t.Status, t.Installment, t.InstallmentCount, timePtr(t.SettledAt), tx.now(), tx.now(), t.AvailableOn)
 	return translate(err, "insert transaction")
 }
 

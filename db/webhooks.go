@@ -20,7 +20,7 @@ const (
 	OutboxCanceled  = "canceled"
 )
 
-const webhookEndpointCols = "id, livemode, url, description, enabled_events, metadata, status, disabled_reason, failing, failing_since, secret_sealed, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at"
+const webhookEndpointCols = "id, livemode, url, description, enabled_events, metadata, status, disabled_reason, failing, failing_since, secret_sealed, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at, chaos"
 
 func scanWebhookEndpoint(s scanner) (*domain.WebhookEndpoint, error) {
 	var ep domain.WebhookEndpoint
@@ -28,8 +28,12 @@ func scanWebhookEndpoint(s scanner) (*domain.WebhookEndpoint, error) {
 	var events, metadata string
 	var failingSince, prevExpires *int64
 	var created, updated int64
+	var chaos *string
 	if err := s.Scan(&ep.ID, &live, &ep.URL, &ep.Description, &events, &metadata, &ep.Status, &ep.DisabledReason, &failing, &failingSince,
-		&ep.SealedSecret, &ep.SealedPreviousSecret, &prevExpires, &created, &updated); err != nil {
+		&ep.SealedSecret, &ep.SealedPreviousSecret, &prevExpires, &created, &updated, &chaos); err != nil {
+		return nil, err
+	}
+	if err := payParse(chaos, &ep.Chaos); err != nil {
 		return nil, err
 	}
 	ep.Object = "webhook_endpoint"
@@ -64,10 +68,14 @@ func (tx *Tx) CreateWebhookEndpoint(s domain.Scope, ep *domain.WebhookEndpoint) 
 	if ep.Metadata == nil {
 		ep.Metadata = domain.Metadata{}
 	}
-	_, err := tx.exec(`INSERT INTO webhook_endpoints (id, org_id, livemode, url, description, enabled_events, metadata, status, disabled_reason, failing, failing_since,
-		secret_sealed, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	chaos, err := payJSON(ep.Chaos)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(`INSERT INTO webhook_endpoints (id, org_id, livemode, url, description, enabled_events, metadata, status, disabled_reason, failing, failing_since,
+		secret_sealed, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at, chaos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ep.ID, s.OrgID, boolInt(s.Livemode), ep.URL, ep.Description, eventsJSON(ep.EnabledEvents), metadataJSON(ep.Metadata), ep.Status, ep.DisabledReason,
-		boolInt(ep.Failing), timePtr(ep.FailingSince), ep.SealedSecret, ep.SealedPreviousSecret, timePtr(ep.PreviousSecretExpiresAt), tx.now(), tx.now())
+		boolInt(ep.Failing), timePtr(ep.FailingSince), ep.SealedSecret, ep.SealedPreviousSecret, timePtr(ep.PreviousSecretExpiresAt), tx.now(), tx.now(), chaos)
 	return translate(err, "create webhook endpoint")
 }
 
@@ -81,11 +89,15 @@ func (tx *Tx) FindWebhookEndpointByID(s domain.Scope, id string) (*domain.Webhoo
 // UpdateWebhookEndpoint writes every mutable field of ep and bumps updated_at.
 func (tx *Tx) UpdateWebhookEndpoint(s domain.Scope, ep *domain.WebhookEndpoint) error {
 	ep.UpdatedAt = domain.At(tx.Now)
+	chaos, err := payJSON(ep.Chaos)
+	if err != nil {
+		return err
+	}
 	res, err := tx.exec(`UPDATE webhook_endpoints SET url = ?, description = ?, enabled_events = ?, metadata = ?, status = ?, disabled_reason = ?, failing = ?,
-		failing_since = ?, secret_sealed = ?, previous_secret_sealed = ?, previous_secret_expires_at = ?, updated_at = ?
+		failing_since = ?, secret_sealed = ?, previous_secret_sealed = ?, previous_secret_expires_at = ?, updated_at = ?, chaos = ?
 		WHERE id = ? AND org_id = ? AND livemode = ? AND deleted = 0`,
 		ep.URL, ep.Description, eventsJSON(ep.EnabledEvents), metadataJSON(ep.Metadata), ep.Status, ep.DisabledReason, boolInt(ep.Failing),
-		timePtr(ep.FailingSince), ep.SealedSecret, ep.SealedPreviousSecret, timePtr(ep.PreviousSecretExpiresAt), tx.now(), ep.ID, s.OrgID, boolInt(s.Livemode))
+		timePtr(ep.FailingSince), ep.SealedSecret, ep.SealedPreviousSecret, timePtr(ep.PreviousSecretExpiresAt), tx.now(), chaos, ep.ID, s.OrgID, boolInt(s.Livemode))
 	return affectedOne(res, err, "update webhook endpoint")
 }
 
@@ -203,6 +215,10 @@ type WebhookClaim struct {
 	Attempt int
 	// WindowStart is the first try of the current retry window.
 	WindowStart time.Time
+	// ChaosSequence is the event's number at a chaos endpoint (0 until its first claim there) and
+	// ChaosDelay the seconds chaos held its first attempt back.
+	ChaosSequence int64
+	ChaosDelay    int
 }
 
 // DueWebhookEndpoint is an enabled endpoint with deliveries that can be claimed now.
@@ -210,12 +226,15 @@ type DueWebhookEndpoint struct {
 	ID string
 	// Failing reports that its last attempt failed (it gets fewer parallel attempts).
 	Failing bool
+	// Chaos reports chaos settings: one attempt at a time, so its seeded decisions follow the
+	// order of the events.
+	Chaos bool
 }
 
 // DueWebhookEndpoints returns the enabled endpoints that have due, unleased outbox rows at now.
 // It runs on a reader, one index probe per endpoint, so a large backlog costs the writer nothing.
 func (tx *Tx) DueWebhookEndpoints(now time.Time) ([]DueWebhookEndpoint, error) {
-	rows, err := tx.query(`SELECT e.id, e.failing_since IS NOT NULL FROM webhook_endpoints e
+	rows, err := tx.query(`SELECT e.id, e.failing_since IS NOT NULL, e.chaos IS NOT NULL FROM webhook_endpoints e
 		WHERE e.status = ? AND e.deleted = 0 AND EXISTS (SELECT 1 FROM webhook_outbox o
 			WHERE o.endpoint_id = e.id AND o.next_attempt_at <= ? AND o.locked_until <= ?)`,
 		domain.WebhookEndpointEnabled, now.Unix(), now.Unix())
@@ -226,11 +245,11 @@ func (tx *Tx) DueWebhookEndpoints(now time.Time) ([]DueWebhookEndpoint, error) {
 	var out []DueWebhookEndpoint
 	for rows.Next() {
 		var d DueWebhookEndpoint
-		var failing int
-		if err := rows.Scan(&d.ID, &failing); err != nil {
+		var failing, chaos int
+		if err := rows.Scan(&d.ID, &failing, &chaos); err != nil {
 			return nil, translate(err, "scan due webhook endpoint")
 		}
-		d.Failing = failing == 1
+		d.Failing, d.Chaos = failing == 1, chaos == 1
 		out = append(out, d)
 	}
 	return out, translate(rows.Err(), "due webhook endpoints")
@@ -239,7 +258,7 @@ func (tx *Tx) DueWebhookEndpoints(now time.Time) ([]DueWebhookEndpoint, error) {
 // DueWebhooks returns up to limit due, unleased rows of one endpoint, oldest first: the
 // candidates that LeaseWebhooks then tries to lease.
 func (tx *Tx) DueWebhooks(endpointID string, now time.Time, limit int) ([]WebhookClaim, error) {
-	rows, err := tx.query(`SELECT seq, lease, event_id, event_type, endpoint_id, org_id, livemode, attempts, window_start FROM webhook_outbox
+	rows, err := tx.query(`SELECT seq, lease, event_id, event_type, endpoint_id, org_id, livemode, attempts, window_start, chaos_sequence, chaos_delay FROM webhook_outbox
 		WHERE endpoint_id = ? AND next_attempt_at <= ? AND locked_until <= ? ORDER BY next_attempt_at LIMIT ?`,
 		endpointID, now.Unix(), now.Unix(), limit)
 	if err != nil {
@@ -251,7 +270,7 @@ func (tx *Tx) DueWebhooks(endpointID string, now time.Time, limit int) ([]Webhoo
 		var c WebhookClaim
 		var live int
 		var window *int64
-		if err := rows.Scan(&c.Seq, &c.Lease, &c.EventID, &c.EventType, &c.EndpointID, &c.Scope.OrgID, &live, &c.Attempt, &window); err != nil {
+		if err := rows.Scan(&c.Seq, &c.Lease, &c.EventID, &c.EventType, &c.EndpointID, &c.Scope.OrgID, &live, &c.Attempt, &window, &c.ChaosSequence, &c.ChaosDelay); err != nil {
 			return nil, translate(err, "scan due webhook")
 		}
 		c.Scope.Livemode = live == 1
@@ -309,14 +328,18 @@ func (tx *Tx) SettleWebhook(c WebhookClaim, outcome string, next time.Time) (boo
 	return n == 1, translate(err, "settle webhook")
 }
 
-const webhookDeliveryCols = "id, livemode, endpoint_id, event_id, event_type, attempt, status, http_status, duration_ms, error, next_attempt_at, url, created_at"
+const webhookDeliveryCols = "id, livemode, endpoint_id, event_id, event_type, attempt, status, http_status, duration_ms, error, next_attempt_at, url, created_at, chaos"
 
 func scanWebhookDelivery(s scanner) (*domain.WebhookDelivery, error) {
 	var d domain.WebhookDelivery
 	var live int
 	var next *int64
 	var created int64
-	if err := s.Scan(&d.ID, &live, &d.WebhookEndpoint, &d.Event, &d.EventType, &d.Attempt, &d.Status, &d.HTTPStatus, &d.DurationMS, &d.Error, &next, &d.URL, &created); err != nil {
+	var chaos *string
+	if err := s.Scan(&d.ID, &live, &d.WebhookEndpoint, &d.Event, &d.EventType, &d.Attempt, &d.Status, &d.HTTPStatus, &d.DurationMS, &d.Error, &next, &d.URL, &created, &chaos); err != nil {
+		return nil, err
+	}
+	if err := payParse(chaos, &d.Chaos); err != nil {
 		return nil, err
 	}
 	d.Object = "webhook_delivery"
@@ -331,10 +354,14 @@ func (tx *Tx) InsertWebhookDelivery(s domain.Scope, d *domain.WebhookDelivery) e
 	d.ID = domain.NewID(domain.PrefixWebhookDelivery)
 	d.Object = "webhook_delivery"
 	d.Livemode = s.Livemode
-	_, err := tx.exec(`INSERT INTO webhook_deliveries (id, org_id, livemode, endpoint_id, event_id, event_type, attempt, status, http_status, duration_ms, error, next_attempt_at, url, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	chaos, err := payJSON(d.Chaos)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(`INSERT INTO webhook_deliveries (id, org_id, livemode, endpoint_id, event_id, event_type, attempt, status, http_status, duration_ms, error, next_attempt_at, url, created_at, chaos)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.ID, s.OrgID, boolInt(s.Livemode), d.WebhookEndpoint, d.Event, d.EventType, d.Attempt, d.Status, d.HTTPStatus, d.DurationMS, d.Error,
-		timePtr(d.NextAttemptAt), d.URL, d.CreatedAt.Unix())
+		timePtr(d.NextAttemptAt), d.URL, d.CreatedAt.Unix(), chaos)
 	return translate(err, "insert webhook delivery")
 }
 
@@ -501,4 +528,40 @@ func typeFilter(w *filter, t string) {
 func (tx *Tx) WebhookBacklog() (n, oldest int64, err error) {
 	err = tx.queryRow("SELECT COUNT(*), COALESCE(MIN(created_at), 0) FROM webhook_outbox").Scan(&n, &oldest)
 	return n, oldest, translate(err, "webhook backlog")
+}
+
+// NextChaosSequence numbers the next event of a chaos endpoint (1, 2, …).
+func (tx *Tx) NextChaosSequence(endpointID string) (int64, error) {
+	if _, err := tx.exec("UPDATE webhook_endpoints SET chaos_counter = chaos_counter + 1 WHERE id = ?", endpointID); err != nil {
+		return 0, translate(err, "number chaos event")
+	}
+	var n int64
+	err := tx.queryRow("SELECT chaos_counter FROM webhook_endpoints WHERE id = ?", endpointID).Scan(&n)
+	return n, translate(err, "number chaos event")
+}
+
+// SetChaosSequence records a claimed row's chaos number and delay; with hold, the claim is given
+// back unsent (its attempt not counted) and the row is due again at next. It reports false when
+// the lease was superseded meanwhile.
+func (tx *Tx) SetChaosSequence(c WebhookClaim, sequence int64, delay int, hold bool, next time.Time) (bool, error) {
+	var res sql.Result
+	var err error
+	if hold {
+		res, err = tx.exec(`UPDATE webhook_outbox SET chaos_sequence = ?, chaos_delay = ?, next_attempt_at = ?, locked_until = 0, attempts = attempts - 1,
+			updated_at = ? WHERE seq = ? AND lease = ?`, sequence, delay, next.Unix(), tx.now(), c.Seq, c.Lease)
+	} else {
+		res, err = tx.exec("UPDATE webhook_outbox SET chaos_sequence = ?, chaos_delay = ?, updated_at = ? WHERE seq = ? AND lease = ?",
+			sequence, delay, tx.now(), c.Seq, c.Lease)
+	}
+	if err != nil {
+		return false, translate(err, "set chaos sequence")
+	}
+	n, err := res.RowsAffected()
+	return n == 1, translate(err, "set chaos sequence")
+}
+
+// ResetChaosCounter numbers an endpoint's next chaos event 1 again.
+func (tx *Tx) ResetChaosCounter(endpointID string) error {
+	_, err := tx.exec("UPDATE webhook_endpoints SET chaos_counter = 0 WHERE id = ?", endpointID)
+	return translate(err, "reset chaos counter")
 }

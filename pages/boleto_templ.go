@@ -21,6 +21,12 @@ type PaymentBoletoPage struct {
 	DigitableLine string // formatted: 23793.38128 60007.827136 …
 	BarcodeSVG    string
 	Reference     string // the payment intent id
+	// PixCode and PixQRURL are the PIX of the same charge printed on the boleto (boleto híbrido).
+	PixCode  string
+	PixQRURL string
+	// ChargesFrom, when set, is the last day the boleto is payable without fine or interest
+	// (dd/mm/aaaa) because its due date is not a business day.
+	ChargesFrom string
 	// Notice, when set, says the boleto can no longer be paid (paid, expired or canceled).
 	Notice string
 }
@@ -56,13 +62,13 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var2 string
 		templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(b.Payee)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 30, Col: 29}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 36, Col: 29}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</title><style>\n\t\t\t\tbody { font-family: system-ui, -apple-system, \"Segoe UI\", Roboto, sans-serif; color: #111; margin: 0; background: #f4f4f5; }\n\t\t\t\tmain { max-width: 190mm; margin: 16px auto; background: #fff; padding: 12mm; box-sizing: border-box; }\n\t\t\t\t.sandbox { background: #fde047; color: #422006; padding: 8px 12px; font-weight: 600; margin: 0 0 12px; }\n\t\t\t\t.notice { background: #fee2e2; color: #7f1d1d; padding: 8px 12px; margin: 0 0 12px; }\n\t\t\t\th1 { font-size: 18px; margin: 0 0 12px; }\n\t\t\t\ttable { width: 100%; border-collapse: collapse; margin-bottom: 12px; }\n\t\t\t\tth, td { border: 1px solid #999; padding: 6px 8px; text-align: left; font-size: 13px; vertical-align: top; }\n\t\t\t\tth { width: 32%; background: #f8f8f8; font-weight: 600; }\n\t\t\t\t.line { font-family: ui-monospace, \"SFMono-Regular\", Menlo, monospace; font-size: 17px; letter-spacing: 0.5px; margin: 8px 0 12px; word-break: break-all; }\n\t\t\t\t.barcode svg { display: block; max-width: 100%; height: auto; }\n\t\t\t\t.actions { margin-top: 16px; }\n\t\t\t\tbutton { font-size: 15px; padding: 8px 16px; }\n\t\t\t\t@media print { body { background: #fff; } main { margin: 0; padding: 0; } .actions { display: none; } }\n\t\t\t</style></head><body><main data-testid=\"boleto-page\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</title><style>\n\t\t\t\tbody { font-family: system-ui, -apple-system, \"Segoe UI\", Roboto, sans-serif; color: #111; margin: 0; background: #f4f4f5; }\n\t\t\t\tmain { max-width: 190mm; margin: 16px auto; background: #fff; padding: 12mm; box-sizing: border-box; }\n\t\t\t\t.sandbox { background: #fde047; color: #422006; padding: 8px 12px; font-weight: 600; margin: 0 0 12px; }\n\t\t\t\t.notice { background: #fee2e2; color: #7f1d1d; padding: 8px 12px; margin: 0 0 12px; }\n\t\t\t\th1 { font-size: 18px; margin: 0 0 12px; }\n\t\t\t\ttable { width: 100%; border-collapse: collapse; margin-bottom: 12px; }\n\t\t\t\tth, td { border: 1px solid #999; padding: 6px 8px; text-align: left; font-size: 13px; vertical-align: top; }\n\t\t\t\tth { width: 32%; background: #f8f8f8; font-weight: 600; }\n\t\t\t\t.line { font-family: ui-monospace, \"SFMono-Regular\", Menlo, monospace; font-size: 17px; letter-spacing: 0.5px; margin: 8px 0 12px; word-break: break-all; }\n\t\t\t\t.barcode svg { display: block; max-width: 100%; height: auto; }\n\t\t\t\t.pix { border-top: 1px dashed #999; margin-top: 12px; padding-top: 8px; }\n\t\t\t\t.pixcode { font-family: ui-monospace, \"SFMono-Regular\", Menlo, monospace; font-size: 11px; word-break: break-all; }\n\t\t\t\t.actions { margin-top: 16px; }\n\t\t\t\tbutton { font-size: 15px; padding: 8px 16px; }\n\t\t\t\t@media print { body { background: #fff; } main { margin: 0; padding: 0; } .actions { display: none; } }\n\t\t\t</style></head><body><main data-testid=\"boleto-page\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -80,7 +86,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(b.Notice)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 53, Col: 61}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 61, Col: 61}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
@@ -98,7 +104,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var4 string
 		templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(b.Payee)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 58, Col: 57}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 66, Col: 57}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 		if templ_7745c5c3_Err != nil {
@@ -111,7 +117,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayerName)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 59, Col: 82}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 67, Col: 82}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 		if templ_7745c5c3_Err != nil {
@@ -129,7 +135,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayerDocument)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 61, Col: 102}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 69, Col: 102}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {
@@ -148,7 +154,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(b.PayerAddress)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 64, Col: 72}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 72, Col: 72}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 			if templ_7745c5c3_Err != nil {
@@ -166,7 +172,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var8 string
 		templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(b.Amount)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 66, Col: 91}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 74, Col: 91}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 		if templ_7745c5c3_Err != nil {
@@ -179,7 +185,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var9 string
 		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(b.DueDate)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 67, Col: 86}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 75, Col: 86}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 		if templ_7745c5c3_Err != nil {
@@ -192,7 +198,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var10 string
 		templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(b.Reference)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 68, Col: 59}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 76, Col: 59}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 		if templ_7745c5c3_Err != nil {
@@ -205,7 +211,7 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		var templ_7745c5c3_Var11 string
 		templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(b.DigitableLine)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 72, Col: 63}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 80, Col: 63}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 		if templ_7745c5c3_Err != nil {
@@ -219,7 +225,75 @@ func PaymentBoleto(b PaymentBoletoPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</figure><form class=\"actions\" onsubmit=\"window.print(); return false;\"><button type=\"submit\" data-testid=\"print-button\">Imprimir</button><noscript>Use o comando Imprimir do navegador (Ctrl+P).</noscript></form></main></body></html>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</figure>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if b.ChargesFrom != "" {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<p data-testid=\"boleto-grace\">Vencimento em dia não útil: pagável sem multa e juros até ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var12 string
+			templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(b.ChargesFrom)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 85, Col: 112}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, ".</p>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		if b.PixCode != "" {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<section class=\"pix\" data-testid=\"boleto-pix\"><p><strong>Pague também com PIX</strong> (o mesmo valor; pague só uma vez, com o boleto ou com o PIX)</p><img src=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var13 string
+			templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(b.PixQRURL)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 90, Col: 27}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "\" alt=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var14 string
+			templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs("QR Code PIX de " + b.Amount)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 90, Col: 64}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "\" width=\"160\" height=\"160\" data-testid=\"boleto-pix-qr\"><p class=\"pixcode\" data-testid=\"pix-code\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var15 string
+			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(b.PixCode)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/boleto.templ`, Line: 91, Col: 59}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</p></section>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<form class=\"actions\" onsubmit=\"window.print(); return false;\"><button type=\"submit\" data-testid=\"print-button\">Imprimir</button><noscript>Use o comando Imprimir do navegador (Ctrl+P).</noscript></form></main></body></html>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -87,6 +87,10 @@ type Boleto struct {
 	BarcodeSVG string // trusted SVG from package boleto
 	DueDate    string // human text
 	PrintURL   string
+	// PixCode and PixQRURL are the PIX of the same charge (boleto híbrido); empty on boletos
+	// issued before it existed.
+	PixCode  string
+	PixQRURL string
 }
 
 // CardPaid summarises a card payment on the success page.

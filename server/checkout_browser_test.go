@@ -333,3 +333,65 @@ func TestBrowserCheckoutLiveAndOtherScreens(t *testing.T) {
 	br.do("unavailable link", chromedp.Navigate(l.Str("url")), chromedp.WaitVisible(tid("page-unavailable"), chromedp.ByQuery))
 	br.shoot("link-unavailable")
 }
+
+// TestBrowserCheckoutBoletoHibrido: the boleto page also shows the PIX QR and code of the same
+// charge; the sandbox bar's "Pagar PIX" settles it, recorded as paid by PIX, and the printed
+// boleto carries the QR too.
+func TestBrowserCheckoutBoletoHibrido(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	s := e.coSimple(e.Test, nil)
+	br.do("choose and fill boleto",
+		chromedp.Navigate(s.Str("url")),
+		chromedp.WaitVisible(tid("pay-button"), chromedp.ByQuery),
+		chromedp.Click(sel(`label[for="method-boleto"]`), chromedp.ByQuery),
+		chromedp.WaitVisible(sel("#postal-code"), chromedp.ByQuery),
+		chromedp.SendKeys(sel("#email"), "bia@example.com", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#name"), "Bia Lima", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#document"), "529.982.247-25", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#postal-code"), "01310-100", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#state"), "SP", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#line1"), "Avenida Paulista", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#number"), "1000", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#neighborhood"), "Bela Vista", chromedp.ByQuery),
+		chromedp.SendKeys(sel("#city"), "São Paulo", chromedp.ByQuery),
+		chromedp.Click(tid("pay-button"), chromedp.ByQuery),
+		chromedp.WaitVisible(tid("boleto-pix-qr"), chromedp.ByQuery),
+	)
+	is.NoErr(pix.Verify(br.text("pix-code"))) // the PIX of the same charge, beside the barcode
+	is.True(br.has("simulate-payment"))       // "Pagar boleto"
+	is.True(br.has("simulate-payment-pix"))   // "Pagar PIX"
+	br.shoot("boleto-hibrido")
+	print := "/checkout/" + s.Str("id") + "/boleto?secret=" + s.Str("client_secret")
+	br.do("print view", chromedp.Navigate(e.URL()+print), chromedp.WaitVisible(tid("boleto-pix-qr"), chromedp.ByQuery))
+	br.shoot("boleto-hibrido-print")
+	br.do("pay by PIX",
+		chromedp.Navigate(s.Str("url")),
+		chromedp.WaitVisible(tid("simulate-payment-pix"), chromedp.ByQuery),
+		chromedp.Click(tid("simulate-payment-pix"), chromedp.ByQuery),
+		chromedp.WaitVisible(tid("success"), chromedp.ByQuery),
+	)
+	g := e.Do("GET", "/v1/checkout-sessions/"+s.Str("id"), e.Test, nil)
+	is.Equal(g.Body["payment_status"], "paid")
+	pi := e.Do("GET", "/v1/payment-intents/"+g.Str("payment_intent"), e.Test, nil)
+	ch := e.Do("GET", "/v1/charges/"+pi.Str("latest_charge"), e.Test, nil)
+	is.Equal(digStr(ch.Body, "payment_method_details.boleto.paid_with"), "pix")
+}
+
+// TestBrowserPixAuthorization: the hosted Pix Automático page shows who charges, how much at
+// most and how often, the QR, and the sandbox bar's approve button approves it.
+func TestBrowserPixAuthorization(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	cus := e.pixAuthCustomer(t, e.Test, "bia@example.com")
+	r := e.Do("POST", "/v1/pix-authorizations", e.Test, map[string]any{"customer": cus, "max_amount": 9990, "interval": "month", "description": "Academia — plano mensal"})
+	is.Equal(r.Status, 200)
+	br.do("open", chromedp.Navigate(r.Str("url")), chromedp.WaitVisible(tid("pix-qr"), chromedp.ByQuery))
+	is.Equal(br.text("pixauth-max-amount"), "R$ 99,90")
+	br.shoot("pix-authorization")
+	br.do("approve", chromedp.Click(tid("simulate-approve"), chromedp.ByQuery), chromedp.WaitNotPresent(tid("simulate-approve"), chromedp.ByQuery))
+	is.True(strings.Contains(br.text("pixauth-status"), "aprovada"))
+	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+r.Str("id"), e.Test, nil).Str("status"), "approved")
+}

@@ -513,6 +513,7 @@ func TestCheckoutAsyncBoleto(t *testing.T) {
 	line := digStr(r.Body, "payment_data.boleto.digitable_line")
 	is.NoErr(boleto.ValidateLine(line))
 	is.NoErr(boleto.ValidateBarcode(digStr(r.Body, "payment_data.boleto.barcode")))
+	is.NoErr(pix.Verify(digStr(r.Body, "payment_data.boleto.pix_code"))) // boleto híbrido: the PIX of the same charge
 	due := digStr(r.Body, "payment_data.boleto.due_date")
 	is.Equal(due, time.Now().UTC().AddDate(0, 0, 5).Format("2006-01-02")) // expires_after_days
 	fields, err := boleto.ParseBarcode(digStr(r.Body, "payment_data.boleto.barcode"))

@@ -319,7 +319,11 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 		case d.Boleto != nil:
 			line, _ := boleto.FormatLine(d.Boleto.DigitableLine)
 			svg, _ := boleto.SVG(d.Boleto.Barcode, boleto.DefaultBarHeight)
-			c.Boleto = &pages.Boleto{Line: line, LineDigits: d.Boleto.DigitableLine, Barcode: d.Boleto.Barcode, BarcodeSVG: svg, DueDate: lang.Date(d.Boleto.DueDate), PrintURL: paths.boleto()}
+			c.Boleto = &pages.Boleto{Line: line, LineDigits: d.Boleto.DigitableLine, Barcode: d.Boleto.Barcode, BarcodeSVG: svg, DueDate: lang.Date(d.Boleto.DueDate), PrintURL: paths.boleto(),
+				PixCode: d.Boleto.PixCode}
+			if d.Boleto.PixCode != "" {
+				c.Boleto.PixQRURL = paths.qr()
+			}
 		case d.CreditCard != nil:
 			c.Card = &pages.CardPaid{Brand: brandName(d.CreditCard.Brand), Last4: d.CreditCard.Last4, Installments: d.CreditCard.Installments}
 		}
@@ -690,7 +694,11 @@ func (s *Server) handleHostedSimulate() http.Handler {
 		succeed := r.PostForm.Get("action") == "payment"
 		svc := s.checkoutService()
 		err := s.hostedWrite(r.Context(), func(tx *db.Tx) error {
-			_, err := svc.Simulate(tx, s.hostedActor(r, v.scope), v.cs.ID, succeed)
+			paidWith := "" // the boleto's barcode
+			if succeed && r.PostForm.Get("paid_with") == domain.PaidWithPix {
+				paidWith = domain.PaidWithPix // the PIX printed on it
+			}
+			_, err := svc.SimulateWith(tx, s.hostedActor(r, v.scope), v.cs.ID, succeed, paidWith)
 			return err
 		})
 		if _, isDomain := domain.AsError(err); err != nil && !isDomain {
@@ -742,11 +750,20 @@ func (s *Server) handleHostedBoleto() http.Handler {
 func (s *Server) handleHostedPixQR() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, err := s.loadHosted(r.Context(), pathID(r), r.URL.Query().Get("secret"))
-		if err != nil || v.cs.PaymentData == nil || v.cs.PaymentData.Pix == nil {
+		code := ""
+		if err == nil && v.cs.PaymentData != nil {
+			switch d := v.cs.PaymentData; {
+			case d.Pix != nil:
+				code = d.Pix.Code
+			case d.Boleto != nil:
+				code = d.Boleto.PixCode // the PIX printed on the boleto
+			}
+		}
+		if code == "" {
 			http.NotFound(w, r)
 			return
 		}
-		png, err := pix.QRPNG(v.cs.PaymentData.Pix.Code, 480)
+		png, err := pix.QRPNG(code, 480)
 		if err != nil {
 			s.hostedFailure(w, r, err)
 			return

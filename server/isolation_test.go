@@ -76,6 +76,29 @@ func mustCreate(t *testing.T, e *testEnv, a isoActor, path string, body any) str
 
 var isolationResources = []isoResource{
 	{
+		name: "pix authorizations",
+		create: func(t *testing.T, e *testEnv, a isoActor) string {
+			cus := mustCreate(t, e, a, "/v1/customers", map[string]any{"email": "iso@example.com"})
+			body := map[string]any{"customer": cus, "max_amount": 1000, "interval": "month"}
+			if a.live { // live authorizations need a PSP connector: refused, nothing created
+				if r := a.do(e, "POST", "/v1/pix-authorizations", body); r.Status != 503 {
+					t.Fatalf("%s: live pix authorization: %d %s, want 503", a.name, r.Status, r.Raw)
+				}
+				return "pixauth_notcreated"
+			}
+			return mustCreate(t, e, a, "/v1/pix-authorizations", body)
+		},
+		get: "/v1/pix-authorizations/:id",
+		routes: []isoRoute{
+			{"GET", "/v1/pix-authorizations", nil},
+			{"POST", "/v1/pix-authorizations", nil},
+			{"GET", "/v1/pix-authorizations/:id", nil},
+			{"POST", "/v1/pix-authorizations/:id/cancel", nil},
+			{"POST", "/v1/test-helpers/pix-authorizations/:id/approve", nil},
+			{"POST", "/v1/test-helpers/pix-authorizations/:id/reject", nil},
+		},
+	},
+	{
 		name: "customers",
 		create: func(t *testing.T, e *testEnv, a isoActor) string {
 			return mustCreate(t, e, a, "/v1/customers", map[string]any{"email": "iso@example.com"})
@@ -318,6 +341,8 @@ var isolationExempt = map[string]string{
 	"POST /v1/payout-accounts":                "live only; TestPayoutAccounts",
 	"GET /v1/payout-accounts/:id":             "live only; TestPayoutAccounts",
 	"POST /v1/payout-accounts/:id/disconnect": "live only; TestPayoutAccounts",
+	"GET /v1/pix-payloads/:id":                "answers a JWS, not JSON; another organization's and environment's txid are 404 in TestPixLocationJWS",
+	"GET /v1/business-days":                   "the server's calendar: the same for every organization, no objects",
 	"POST /v1/test-helpers/advance-clock":     "moves the sandbox server's one clock (CONTRACT 9); it reads or writes no organization's objects",
 }
 

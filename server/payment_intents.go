@@ -202,14 +202,16 @@ func (s *Server) handlePaymentIntentRegenerateBoleto() http.Handler {
 func (s *Server) handlePaymentIntentTestHelper(succeed bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := pathID(r)
-		var p struct{}
+		var p struct {
+			PaidWith string `json:"paid_with"` // a boleto híbrido paid by boleto (barcode) or pix
+		}
 		if err := s.decode(w, r, &p); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		origin := s.origin(r)
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
-			return s.pay.SimulateSettlementWith(tx, a, id, payments.SimulateOptions{Succeed: succeed, Origin: origin})
+			return s.pay.SimulateSettlementWith(tx, a, id, payments.SimulateOptions{Succeed: succeed, Origin: origin, PaidWith: p.PaidWith})
 		})
 	})
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"troco/db"
 	"troco/pages"
 	"troco/server/boleto"
+	"troco/server/calendar"
 	"troco/server/document"
 	"troco/server/domain"
 	"troco/server/payments"
@@ -55,11 +57,15 @@ func writePNG(w http.ResponseWriter, png []byte) {
 	w.Write(png)
 }
 
+// pixPNG is the QR of the intent's PIX code, or of the PIX printed on its boleto.
 func pixPNG(pi *domain.PaymentIntent) ([]byte, error) {
-	if pi.PaymentData == nil || pi.PaymentData.Pix == nil {
-		return nil, domain.NotFound("id", "PIX code for payment intent", pi.ID)
+	switch d := pi.PaymentData; {
+	case d != nil && d.Pix != nil:
+		return pix.QRPNG(d.Pix.Code, pixQRSize)
+	case d != nil && d.Boleto != nil && d.Boleto.PixCode != "":
+		return pix.QRPNG(d.Boleto.PixCode, pixQRSize)
 	}
-	return pix.QRPNG(pi.PaymentData.Pix.Code, pixQRSize)
+	return nil, domain.NotFound("id", "PIX code for payment intent", pi.ID)
 }
 
 // handlePixQRPublic serves GET /payment-intents/:id/pix.png?client_secret=….
@@ -109,7 +115,7 @@ func (s *Server) handleBoletoPage() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		page, err := boletoPage(pi, org)
+		page, err := boletoPage(pi, org, s.cfg.Calendar)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -129,7 +135,7 @@ func (s *Server) handleBoletoPage() http.Handler {
 	})
 }
 
-func boletoPage(pi *domain.PaymentIntent, org *domain.Organization) (pages.PaymentBoletoPage, error) {
+func boletoPage(pi *domain.PaymentIntent, org *domain.Organization, cal *calendar.Calendar) (pages.PaymentBoletoPage, error) {
 	b := pi.PaymentData.Boleto
 	svg, err := boleto.SVG(b.Barcode, boleto.DefaultBarHeight)
 	if err != nil {
@@ -144,7 +150,13 @@ func boletoPage(pi *domain.PaymentIntent, org *domain.Organization) (pages.Payme
 		due = d.Time().Format("02/01/2006")
 	}
 	p := pages.PaymentBoletoPage{Livemode: pi.Livemode, Payee: org.Name, Amount: formatBRL(pi.Amount), DueDate: due, DigitableLine: line,
-		BarcodeSVG: svg, Reference: pi.ID}
+		BarcodeSVG: svg, Reference: pi.ID, PixCode: b.PixCode}
+	if b.PixCode != "" {
+		p.PixQRURL = payments.PixImagePath(pi.ID) + "?client_secret=" + url.QueryEscape(pi.ClientSecret)
+	}
+	if d, err := boleto.ParseDate(b.DueDate); err == nil && !cal.IsBusinessDay(d.Time()) {
+		p.ChargesFrom = cal.OnOrAfter(d.Time()).Format("02/01/2006")
+	}
 	if n := pi.Buyer.Name; n != nil {
 		p.PayerName = *n
 	}

@@ -189,6 +189,23 @@ func (s *Server) routes() http.Handler {
 	// The PSP's PIX webhook (live mode): mutual TLS, the PSP's client certificate.
 	r.Handler(http.MethodPost, "/processors/pix/webhook/pix", s.handlePixWebhook())
 	r.Handler(http.MethodPost, "/processors/pix/webhook", s.handlePixWebhook())
+	// The dynamic PIX code's location (public: the payer's bank fetches it) and its key set; the
+	// same signed payload for the owner's API key.
+	r.Handler(http.MethodGet, "/pix/v2/:id", s.handlePixLocation())
+	v1("GET", "/v1/pix-payloads/:id", read, s.handlePixPayloadAPI())
+
+	// Pix Automático authorizations and their hosted page (no key: the url's secret opens it).
+	v1("GET", "/v1/pix-authorizations", read, s.handlePixAuthList())
+	v1("POST", "/v1/pix-authorizations", write, s.handlePixAuthCreate())
+	v1("GET", "/v1/pix-authorizations/:id", read, s.handlePixAuthGet())
+	v1("POST", "/v1/pix-authorizations/:id/cancel", write, s.handlePixAuthCancel())
+	v1("POST", "/v1/test-helpers/pix-authorizations/:id/approve", write, s.handlePixAuthTestHelper(true))
+	v1("POST", "/v1/test-helpers/pix-authorizations/:id/reject", write, s.handlePixAuthTestHelper(false))
+	r.Handler(http.MethodGet, "/pix-authorizations/:id", s.handlePixAuthPage())
+	r.Handler(http.MethodPost, "/pix-authorizations/:id", s.handlePixAuthPagePost())
+
+	// The business-day calendar (national and local holidays).
+	v1("GET", "/v1/business-days", read, s.handleBusinessDays())
 
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"troco/db"
+	"troco/server/calendar"
 	"troco/server/clock"
 	"troco/server/domain"
 	"troco/server/files"
@@ -21,6 +22,7 @@ import (
 	"troco/server/jobs"
 	"troco/server/metrics"
 	"troco/server/payments"
+	"troco/server/pix"
 	"troco/server/secrets"
 )
 
@@ -43,6 +45,9 @@ type Config struct {
 	RateLimit bool
 	// SimDelay is the delay of simulated delayed settlements.
 	SimDelay time.Duration
+	// Calendar is the business-day calendar (national holidays plus serve --holidays); nil
+	// knows the national holidays only.
+	Calendar *calendar.Calendar
 	// MaxBodyBytes bounds JSON request bodies; defaults to 1 MiB.
 	MaxBodyBytes int64
 	// Metrics records request counts and latencies; nil records nothing.
@@ -69,6 +74,7 @@ type Server struct {
 	handler http.Handler
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 	ready   atomic.Bool       // SetReady; /readyz
+	pixKey  *pix.SigningKey   // signs the payloads of dynamic PIX locations
 	files   *files.Store      // the bytes of uploaded files
 }
 
@@ -86,6 +92,12 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
 	s.pay.Live, s.pay.Secrets, s.pay.Log = cfg.Live, cfg.Secrets, cfg.Logger
+	s.pay.Calendar = cfg.Calendar
+	key, err := pix.DeriveSigningKey(cfg.Secrets.DeriveKey("pix location signing"))
+	if err != nil {
+		panic(err) // DeriveKey returns 32 bytes: unreachable
+	}
+	s.pixKey = key
 	s.files = s.openFiles()
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
@@ -94,6 +106,7 @@ func New(cfg Config) *Server {
 		}
 		cfg.Jobs.Add(s.checkoutExpiryJob())
 		cfg.Jobs.Add(s.invoiceOverdueJob())
+		cfg.Jobs.Add(s.pixAuthExpiryJob())
 		s.registerActivationJobs()
 	}
 	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3),

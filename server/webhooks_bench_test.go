@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -193,4 +194,61 @@ func BenchmarkAPIWithSlowEndpoints(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/req")
 		})
 	}
+}
+
+// BenchmarkWebhookDeliveryChaos is BenchmarkWebhookDelivery/endpoints=1 with chaos on the
+// endpoint: each event numbered at its first claim (one more write transaction), one attempt in
+// flight at a time (so the seeded decisions follow the events' order), and duplicate_rate 10 %
+// sent twice. Drops, forced failures and holds are left out: they wait for real retry delays.
+func BenchmarkWebhookDeliveryChaos(b *testing.B) {
+	w := newWebhookBench(b)
+	var unique atomic.Int64
+	seen := make(map[string]bool)
+	var mu sync.Mutex
+	done := make(chan struct{})
+	rc := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		rw.WriteHeader(http.StatusNoContent)
+		mu.Lock()
+		first := !seen[r.Header.Get("webhook-id")]
+		seen[r.Header.Get("webhook-id")] = true
+		mu.Unlock()
+		if first && unique.Add(1) == int64(b.N) {
+			close(done)
+		}
+	}))
+	defer rc.Close()
+	err := w.db.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := core.CreateWebhookEndpoint(tx, w.actor, core.WebhookEnv{Secrets: w.keys},
+			core.WebhookEndpointParams{URL: domain.Opt[string]{Set: true, V: rc.URL + "/hooks"}, EnabledEvents: domain.Opt[[]string]{Set: true, V: []string{"*"}},
+				Chaos: domain.Opt[domain.WebhookChaos]{Set: true, V: domain.WebhookChaos{Seed: 7, DuplicateRate: 1000}}})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i += 200 {
+		err := w.db.Write(context.Background(), func(tx *db.Tx) error {
+			for j := i; j < min(i+200, b.N); j++ {
+				if _, err := core.CreateCustomer(tx, w.actor, core.CustomerParams{Email: domain.Opt[string]{Set: true, V: "bench@example.com"}}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	d := webhooks.New(webhooks.Options{DB: w.db, Clock: w.clock, Secrets: w.keys, Logger: w.log})
+	b.ResetTimer()
+	cpu := processCPU()
+	d.Start()
+	<-done
+	b.StopTimer()
+	cpu = processCPU() - cpu
+	d.Stop()
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(b.N)/secs, "events/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/event")
 }

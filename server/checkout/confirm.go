@@ -514,6 +514,12 @@ func (svc *Service) settle(tx *db.Tx, a domain.Actor, piID string, succeed bool)
 // Simulate is the hosted test bar's 'simulate payment' (succeed) or 'simulate expiration' on a
 // complete test-mode session whose PIX or boleto waits.
 func (svc *Service) Simulate(tx *db.Tx, a domain.Actor, id string, succeed bool) (*domain.CheckoutSession, error) {
+	return svc.SimulateWith(tx, a, id, succeed, "")
+}
+
+// SimulateWith is Simulate saying how a boleto híbrido was paid: paidWith boleto (its barcode,
+// also "") or pix (the QR printed on it).
+func (svc *Service) SimulateWith(tx *db.Tx, a domain.Actor, id string, succeed bool, paidWith string) (*domain.CheckoutSession, error) {
 	if a.Livemode {
 		return nil, domain.TestmodeRequired()
 	}
@@ -524,7 +530,7 @@ func (svc *Service) Simulate(tx *db.Tx, a domain.Actor, id string, succeed bool)
 	if cs.Status != domain.CheckoutComplete || cs.PaymentStatus != domain.CheckoutUnpaid || cs.PaymentIntent == nil {
 		return nil, domain.Conflict(domain.CodeResourceStateConflict, "This checkout session has no waiting PIX or boleto payment to simulate.")
 	}
-	if _, err := svc.settle(tx, a, *cs.PaymentIntent, succeed); err != nil {
+	if _, err := svc.Payments.SimulateSettlementWith(tx, a, *cs.PaymentIntent, payments.SimulateOptions{Succeed: succeed, PaidWith: paidWith}); err != nil {
 		return nil, err
 	}
 	return GetSession(tx, a.Scope, id)

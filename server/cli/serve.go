@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 
 	"troco/db"
 	"troco/server"
+	"troco/server/calendar"
 	"troco/server/clock"
 	"troco/server/core"
 	"troco/server/domain"
@@ -45,6 +47,7 @@ type serveConfig struct {
 	metricsAddrSet                 bool // given explicitly: failing to bind it fails the start
 	backup                         backupSchedule
 	live                           *liveFlags
+	holidays                       string
 }
 
 // defaultMetricsAddr is where /metrics listens unless --metrics-addr says otherwise.
@@ -73,6 +76,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	backupEvery := fs.duration("backup-every", 24*time.Hour, "interval of the scheduled backups")
 	backupKeep := fs.integer("backup-keep", 7, "how many scheduled backups to keep (older ones are deleted)")
 	live := addLiveFlags(fs)
+	holidays := fs.str("holidays", "", "file of local holidays, one YYYY-MM-DD a line, added to the national business-day calendar")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -95,7 +99,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{metricsAddr: c.metricsAddr, metricsAddrSet: c.metricsAddrSet, backup: c.backup, addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live}
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
 	}
@@ -172,6 +176,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 
+	cal, err := loadCalendar(cfg.holidays)
+	if err != nil {
+		return err
+	}
 	clk := clock.NewOffset(clock.Real{}, 0)
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync, OnEvent: m.Event, OnWriteWait: m.WriteWait})
 	if err != nil {
@@ -246,7 +254,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Metrics: m}
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, Metrics: m}
 	if liveSetup.router != nil {
 		srvCfg.Live = liveSetup.router
 	}
@@ -562,4 +570,22 @@ func onOff(on bool, name string) string {
 		return "via " + name
 	}
 	return "not configured"
+}
+
+// loadCalendar builds the business-day calendar: the national holidays plus, with --holidays, the
+// local ones of the file.
+func loadCalendar(path string) (*calendar.Calendar, error) {
+	if path == "" {
+		return calendar.New(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--holidays: %w", err)
+	}
+	defer f.Close()
+	local, err := calendar.ParseHolidays(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("--holidays %s: %w", path, err)
+	}
+	return calendar.New(local...), nil
 }

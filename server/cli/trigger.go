@@ -481,7 +481,55 @@ var billingTriggers = map[string]triggerFunc{
 	},
 }
 
+// pixAuthorization creates a Pix Automático authorization for a new customer whose e-mail is
+// one of the sandbox rules (pixauto_approve, pixauto_reject) or, with "", a pending one.
+func (k *triggerKit) pixAuthorization(tx *db.Tx, a domain.Actor, local string) (*domain.PixAuthorization, error) {
+	if local == "" {
+		local = "trigger"
+	}
+	cus, err := core.CreateCustomer(tx, a, core.CustomerParams{Email: domain.Opt[string]{Set: true, V: local + "@example.com"}})
+	if err != nil {
+		return nil, err
+	}
+	amount, desc := int64(9990), "troco trigger"
+	return k.pay.CreatePixAuthorization(tx, a, payments.PixAuthParams{Customer: cus.ID, MaxAmount: &amount, Interval: "month",
+		Description: &desc, Origin: k.base})
+}
+
+// pixAuthTriggers are the triggers of Pix Automático authorizations.
+var pixAuthTriggers = map[string]triggerFunc{
+	"pix_authorization.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.pixAuthorization(tx, a, "")
+		return err
+	},
+	"pix_authorization.approved": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.pixAuthorization(tx, a, payments.PixAutoApprove)
+		return err
+	},
+	"pix_authorization.rejected": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.pixAuthorization(tx, a, payments.PixAutoReject)
+		return err
+	},
+	"pix_authorization.canceled": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		pa, err := k.pixAuthorization(tx, a, payments.PixAutoApprove)
+		if err != nil {
+			return err
+		}
+		_, err = k.pay.CancelPixAuthorization(tx, a, pa.ID)
+		return err
+	},
+	"pix_authorization.expired": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		pa, err := k.pixAuthorization(tx, a, "")
+		if err != nil {
+			return err
+		}
+		_, err = k.pay.ExpirePixAuthorization(tx, a, pa.ID)
+		return err
+	},
+}
+
 func init() {
+	maps.Copy(paymentTriggers, pixAuthTriggers)
 	// The same operations emit several types: name each after the one it is for, and let the
 	// charge events share their payment intent's.
 	paymentTriggers["charge.succeeded"] = paymentTriggers["payment_intent.succeeded"]

@@ -28,6 +28,8 @@ type WebhookEndpointParams struct {
 	Metadata      domain.Opt[map[string]string] `json:"metadata"`
 	// Disabled pauses (true) or resumes (false) deliveries.
 	Disabled domain.Opt[bool] `json:"disabled"`
+	// Chaos sets (an object) or clears (null) a test endpoint's chaos settings.
+	Chaos domain.Opt[domain.WebhookChaos] `json:"chaos"`
 }
 
 // WebhookEnv is what the endpoint operations need besides the transaction: the keyring that seals
@@ -64,6 +66,17 @@ func (p *WebhookEndpointParams) apply(ep *domain.WebhookEndpoint, env WebhookEnv
 		ep.Metadata = domain.MergeMetadata(ep.Metadata, p.Metadata.V)
 		if err := domain.ValidateMetadata(ep.Metadata); err != nil {
 			return err
+		}
+	}
+	if p.Chaos.Set {
+		if p.Chaos.Null {
+			ep.Chaos = nil
+		} else {
+			c := p.Chaos.V
+			if err := webhooks.ValidateChaos(&c, ep.Livemode); err != nil {
+				return err
+			}
+			ep.Chaos = &c
 		}
 	}
 	if p.Disabled.Set {
@@ -154,6 +167,12 @@ func UpdateWebhookEndpoint(tx *db.Tx, a domain.Actor, env WebhookEnv, id string,
 	}
 	if err := tx.UpdateWebhookEndpoint(a.Scope, ep); err != nil {
 		return nil, err
+	}
+	if p.Chaos.Set {
+		// New settings number the events from 1 again, so a run with a seed can be repeated.
+		if err := tx.ResetChaosCounter(ep.ID); err != nil {
+			return nil, err
+		}
 	}
 	if wasEnabled && ep.Status != domain.WebhookEndpointEnabled {
 		if err := tx.CancelPendingWebhooks(ep.ID); err != nil {

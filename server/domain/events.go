@@ -31,6 +31,12 @@ var EventTypes = []EventType{
 	{"promotion_code.created", "A promotion code was created."},
 	{"promotion_code.updated", "A promotion code was activated, deactivated or its metadata changed."},
 
+	{"pix_authorization.created", "A Pix Automático authorization was created and waits for the payer."},
+	{"pix_authorization.approved", "The payer approved a Pix Automático authorization; payment_method is its pix_automatico payment method."},
+	{"pix_authorization.rejected", "The payer rejected a Pix Automático authorization."},
+	{"pix_authorization.canceled", "A Pix Automático authorization was canceled; no charge is made under it any more."},
+	{"pix_authorization.expired", "A pending Pix Automático authorization expired unanswered."},
+
 	{"payment_intent.created", "A payment intent was created."},
 	{"payment_intent.pending", "A payment intent waits for a delayed PIX or boleto settlement."},
 	{"payment_intent.processing", "A payment intent is being processed; wait for the next event."},

@@ -95,6 +95,8 @@ type BoletoData struct {
 	Barcode       string `json:"barcode"`
 	DueDate       string `json:"due_date"`
 	URL           string `json:"url"`
+	// PixCode is the BR Code of the same charge (boleto híbrido): paying either settles it.
+	PixCode string `json:"pix_code"`
 }
 
 // CreditCardData summarises the card a payment used.
@@ -234,7 +236,18 @@ type BoletoDetails struct {
 	Barcode       string `json:"barcode"`
 	DigitableLine string `json:"digitable_line"`
 	DueDate       string `json:"due_date"`
+	// PixCode and PixTxID are the PIX of the same charge printed on the boleto (boleto híbrido).
+	PixCode string `json:"pix_code"`
+	PixTxID string `json:"pix_txid"`
+	// PaidWith says how a paid boleto was paid: boleto (barcode) or pix; null until then.
+	PaidWith *string `json:"paid_with"`
 }
+
+// How a boleto híbrido was paid (payment_method_details.boleto.paid_with).
+const (
+	PaidWithBoleto = "boleto"
+	PaidWithPix    = "pix"
+)
 
 // Refund returns part or all of a captured charge.
 type Refund struct {
@@ -308,6 +321,7 @@ type Transaction struct {
 	ID                string  `json:"id"`
 	Object            string  `json:"object"`
 	Amount            int64   `json:"amount"`
+	AvailableOn       string  `json:"available_on"`
 	Charge            string  `json:"charge"`
 	CreatedAt         Time    `json:"created_at"`
 	Currency          string  `json:"currency"`

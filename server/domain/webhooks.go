@@ -36,6 +36,8 @@ type WebhookEndpoint struct {
 	PreviousSecretExpiresAt Time `json:"previous_secret_expires_at"`
 	// Secret is set only in the responses that create the endpoint or rotate its secret.
 	Secret string `json:"secret,omitempty"`
+	// Chaos, test mode only, makes deliveries misbehave on purpose (null: off).
+	Chaos *WebhookChaos `json:"chaos"`
 
 	// SealedSecret and SealedPreviousSecret are the secrets sealed by the keyring; never sent.
 	SealedSecret         string  `json:"-"`
@@ -61,6 +63,31 @@ type WebhookDelivery struct {
 	// NextAttemptAt is the scheduled retry after a failure; null after a success or the last try.
 	NextAttemptAt Time   `json:"next_attempt_at"`
 	URL           string `json:"url"`
+	// Chaos says what the endpoint's chaos settings did to this attempt (null without chaos).
+	Chaos *DeliveryChaos `json:"chaos"`
+}
+
+// WebhookChaos are a test endpoint's chaos settings: with the same seed and the same sequence of
+// events, the same deliveries are dropped, duplicated, delayed and reordered. Rates are basis
+// points (10000 = every attempt).
+type WebhookChaos struct {
+	Seed              int64 `json:"seed"`
+	DropRate          int   `json:"drop_rate"`
+	DuplicateRate     int   `json:"duplicate_rate"`
+	MaxDelaySeconds   int   `json:"max_delay_seconds"`
+	Reorder           bool  `json:"reorder"`
+	FailFirstAttempts int   `json:"fail_first_attempts"`
+}
+
+// DeliveryChaos records what chaos did to one attempt. Sequence numbers the events the endpoint
+// received since chaos was first set (the input of the seeded decisions, with the attempt).
+type DeliveryChaos struct {
+	Sequence       int64 `json:"sequence"`
+	DelayedSeconds int   `json:"delayed_seconds"`
+	Reordered      bool  `json:"reordered"`
+	Dropped        bool  `json:"dropped"`
+	ForcedFailure  bool  `json:"forced_failure"`
+	Duplicated     bool  `json:"duplicated"`
 }
 
 // Webhook delivery attempt statuses.

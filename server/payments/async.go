@@ -38,12 +38,14 @@ const (
 	ActionExpire  = "expire"
 )
 
-// dueDate resolves boleto_due_date: default 3 days after confirmation (SPEC 4.7), otherwise a
-// civil YYYY-MM-DD from today up to MaxBoletoDays ahead.
-func dueDate(now time.Time, raw *string) (boleto.Date, error) {
+// dueDate resolves boleto_due_date: default 3 days after confirmation (SPEC 4.7), moved to the
+// next business day when that is a weekend or holiday; otherwise a civil YYYY-MM-DD from today up
+// to MaxBoletoDays ahead, kept as given (a due date on a non-business day is payable without
+// fine or interest until the end of the next business day: calendar.ChargesFrom).
+func (s *Service) dueDate(now time.Time, raw *string) (boleto.Date, error) {
 	today := boleto.DateOf(now)
 	if raw == nil {
-		return boleto.DefaultDueDate(now), nil
+		return boleto.DateOf(s.Calendar.OnOrAfter(boleto.DefaultDueDate(now).Time())), nil
 	}
 	d, err := boleto.ParseDate(*raw)
 	if err != nil {
@@ -70,6 +72,12 @@ func publicURL(origin, path, secret string) string {
 	return strings.TrimRight(origin, "/") + path + "?client_secret=" + url.QueryEscape(secret)
 }
 
+// evpKey derives a random-key (EVP) shaped PIX key, 8-4-4-4-12 hex, from an identifier.
+func evpKey(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
+}
+
 // pixCode builds the dynamic BR Code of a charge: the payload location is this server's host
 // (…/pix/v2/<txid>); when the host is too long for the field, a static code with a key derived
 // from the charge is used. Either way the code is single use and carries the amount.
@@ -87,8 +95,7 @@ func pixCode(org *domain.Organization, origin, chargeID string, amount int64) (c
 	}
 	p.URL = host + "/pix/v2/" + txid
 	if len(p.URL) > pix.MaxURL {
-		sum := sha256.Sum256([]byte(chargeID))
-		p.URL, p.Key, p.TxID = "", fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16]), txid
+		p.URL, p.Key, p.TxID = "", evpKey(chargeID), txid
 	}
 	code, err = p.Encode()
 	if err != nil && strings.Contains(err.Error(), "merchant name") {
@@ -119,7 +126,7 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 	var due boleto.Date
 	if method == domain.MethodBoleto {
 		var err error
-		if due, err = dueDate(tx.Now, p.BoletoDueDate); err != nil {
+		if due, err = s.dueDate(tx.Now, p.BoletoDueDate); err != nil {
 			return nil, err
 		}
 	}
@@ -163,7 +170,7 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 	if err := tx.CreatePaymentMethod(a.Scope, pm); err != nil {
 		return nil, err
 	}
-	if err := s.issue(c.org, pi, ch, method, due, p.Origin, tx.Now); err != nil {
+	if err := s.issue(tx, a.Scope, c.org, pi, ch, method, due, p.Origin, tx.Now); err != nil {
 		return nil, err
 	}
 	pi.PaymentMethodType = &method
@@ -186,7 +193,7 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 		return nil, err
 	}
 	if ch.Captured {
-		if err := recordSale(tx, a.Scope, c.org, pi, ch); err != nil {
+		if err := s.recordSale(tx, a.Scope, c.org, pi, ch); err != nil {
 			return nil, err
 		}
 	}
@@ -207,17 +214,24 @@ func (s *Service) confirmAsync(tx *db.Tx, c *confirmation, method string) (*doma
 	return pi, emit(tx, a, piEvent, pi, &c.before)
 }
 
+// BoletoPixValidityDays is how many days after its due date the PIX printed on a boleto stays
+// payable (the API Pix's validadeAposVencimento default).
+const BoletoPixValidityDays = 30
+
 // issue fills the charge's method details and the intent's payment data with a new BR Code or
-// boleto for the charge.
-func (s *Service) issue(org *domain.Organization, pi *domain.PaymentIntent, ch *domain.Charge, method string, due boleto.Date, callerOrigin string, now time.Time) error {
+// boleto for the charge, and records the location of its dynamic PIX code. A boleto also carries
+// the PIX code of the same charge (boleto híbrido).
+func (s *Service) issue(tx *db.Tx, sc domain.Scope, org *domain.Organization, pi *domain.PaymentIntent, ch *domain.Charge, method string, due boleto.Date, callerOrigin string, now time.Time) error {
 	origin := s.origin(callerOrigin)
+	code, txid, err := pixCode(org, origin, ch.ID, ch.Amount)
+	if err != nil {
+		return fmt.Errorf("payments: pix code: %w", err)
+	}
+	loc := &db.PixLocation{TxID: txid, Scope: sc, PaymentIntent: pi.ID, Charge: ch.ID, Kind: LocationCob}
 	switch method {
 	case domain.MethodPix:
-		code, txid, err := pixCode(org, origin, ch.ID, ch.Amount)
-		if err != nil {
-			return fmt.Errorf("payments: pix code: %w", err)
-		}
 		expires := domain.At(now.Add(PixLifetime))
+		loc.ExpiresAt = expires.Time
 		ch.PaymentMethodDetails = domain.PaymentMethodDetails{Type: method, Pix: &domain.PixDetails{Code: code, TxID: txid, ExpiresAt: expires}}
 		pi.PaymentData = &domain.PaymentData{Type: method, Pix: &domain.PixData{Code: code, ImageURL: publicURL(origin, PixImagePath(pi.ID), pi.ClientSecret), ExpiresAt: expires}}
 	case domain.MethodBoleto:
@@ -225,11 +239,14 @@ func (s *Service) issue(org *domain.Organization, pi *domain.PaymentIntent, ch *
 		if err != nil {
 			return domain.Invalid("amount", "This amount cannot be paid by boleto: %v.", err)
 		}
-		ch.PaymentMethodDetails = domain.PaymentMethodDetails{Type: method, Boleto: &domain.BoletoDetails{Barcode: b.Barcode, DigitableLine: b.DigitableLine, DueDate: b.DueDate}}
+		loc.Kind = LocationCobv
+		loc.ExpiresAt = s.Calendar.ChargesFrom(due.Time()).AddDate(0, 0, BoletoPixValidityDays)
+		ch.PaymentMethodDetails = domain.PaymentMethodDetails{Type: method, Boleto: &domain.BoletoDetails{Barcode: b.Barcode, DigitableLine: b.DigitableLine, DueDate: b.DueDate,
+			PixCode: code, PixTxID: txid}}
 		pi.PaymentData = &domain.PaymentData{Type: method, Boleto: &domain.BoletoData{DigitableLine: b.DigitableLine, Barcode: b.Barcode, DueDate: b.DueDate,
-			URL: publicURL(origin, BoletoPagePath(pi.ID), pi.ClientSecret)}}
+			URL: publicURL(origin, BoletoPagePath(pi.ID), pi.ClientSecret), PixCode: code}}
 	}
-	return nil
+	return tx.UpsertPixLocation(loc)
 }
 
 // transitionEvents names the events of an intent reaching status after an attempt.
@@ -247,9 +264,17 @@ func transitionEvents(status string) (charge, intent string) {
 	return "charge.pending", "payment_intent.pending"
 }
 
-// settle marks a waiting payment paid (in memory).
-func settle(pi *domain.PaymentIntent, ch *domain.Charge) {
+// settle marks a waiting payment paid (in memory); a boleto records how it was paid (by its
+// barcode unless paidWith says pix).
+func settle(pi *domain.PaymentIntent, ch *domain.Charge, paidWith ...string) {
 	ch.Status, ch.Paid = domain.ChargeStatusSucceeded, true
+	if b := ch.PaymentMethodDetails.Boleto; b != nil {
+		via := domain.PaidWithBoleto
+		if len(paidWith) > 0 && paidWith[0] != "" {
+			via = paidWith[0]
+		}
+		b.PaidWith = &via
+	}
 	if ch.PaymentMethodDetails.Card != nil {
 		amount := ch.Amount
 		ch.PaymentMethodDetails.Card.AmountAuthorized = &amount
@@ -294,6 +319,9 @@ type SimulateOptions struct {
 	Succeed bool
 	// Origin is the https://host public URLs use when the Service has no BaseURL.
 	Origin string
+	// PaidWith, for a boleto híbrido, says which way the buyer paid: boleto (the barcode, the
+	// default) or pix (the QR printed on it). A PIX payment is always pix.
+	PaidWith string
 }
 
 // Sandbox cards and buyer used when a test helper resolves an intent nobody confirmed yet.
@@ -322,16 +350,32 @@ func (s *Service) SimulateSettlementWith(tx *db.Tx, a domain.Actor, id string, o
 	if a.Livemode {
 		return nil, domain.TestmodeRequired()
 	}
+	switch {
+	case o.PaidWith != "" && o.PaidWith != domain.PaidWithBoleto && o.PaidWith != domain.PaidWithPix:
+		return nil, domain.Invalid("paid_with", "paid_with must be boleto (the barcode) or pix (the QR printed on the boleto).")
+	case o.PaidWith != "" && !o.Succeed:
+		return nil, domain.Invalid("paid_with", "paid_with applies to succeed only: it says how a boleto was paid.")
+	}
 	pi, err := s.GetIntent(tx, a.Scope, id)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case pi.Waiting() && pi.LatestCharge != nil:
+		method := ""
+		if pi.PaymentMethodType != nil {
+			method = *pi.PaymentMethodType
+		}
+		if o.PaidWith != "" && method != domain.MethodBoleto && method != domain.MethodPix {
+			return nil, domain.Invalid("paid_with", "paid_with applies to PIX and boleto payments only.")
+		}
+		if o.PaidWith == domain.PaidWithBoleto && method != domain.MethodBoleto {
+			return nil, domain.Invalid("paid_with", "This payment intent waits for a %s payment, not a boleto: paid_with boleto does not apply.", method)
+		}
 		if err := tx.DeleteTransitions(a.Scope, pi.ID); err != nil {
 			return nil, err
 		}
-		return pi, s.resolve(tx, a, pi, *pi.LatestCharge, o.Succeed)
+		return pi, s.resolve(tx, a, pi, *pi.LatestCharge, o.Succeed, o.PaidWith)
 	case confirmable(pi.Status):
 		return s.simulateAttempt(tx, a, pi, o)
 	}
@@ -389,15 +433,20 @@ func (s *Service) simulateAttempt(tx *db.Tx, a domain.Actor, pi *domain.PaymentI
 	return out, err
 }
 
-// resolve applies a settlement or expiry to the waiting intent pi and its charge chargeID.
-func (s *Service) resolve(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, chargeID string, succeed bool) error {
+// resolve applies a settlement or expiry to the waiting intent pi and its charge chargeID;
+// paidWith says how a boleto híbrido was paid ("" is its barcode).
+func (s *Service) resolve(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, chargeID string, succeed bool, paidWith string) error {
 	ch, err := tx.FindChargeByID(a.Scope, chargeID)
 	if err != nil {
 		return err
 	}
 	before, chBefore := *pi, *ch
+	if ch.PaymentMethodDetails.Boleto != nil {
+		b := *ch.PaymentMethodDetails.Boleto // chBefore keeps its own copy
+		ch.PaymentMethodDetails.Boleto = &b
+	}
 	if succeed {
-		settle(pi, ch)
+		settle(pi, ch, paidWith)
 	} else {
 		expire(pi, ch, ch.PaymentMethodDetails.Type)
 	}
@@ -412,7 +461,7 @@ func (s *Service) resolve(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, c
 		if err != nil {
 			return err
 		}
-		if err := recordSale(tx, a.Scope, org, pi, ch); err != nil {
+		if err := s.recordSale(tx, a.Scope, org, pi, ch); err != nil {
 			return err
 		}
 	}
@@ -469,7 +518,7 @@ func (s *Service) applyTransition(tx *db.Tx, t db.ScheduledTransition) error {
 	if !pi.Waiting() || pi.LatestCharge == nil || *pi.LatestCharge != t.Charge {
 		return nil
 	}
-	return s.resolve(tx, domain.Actor{Scope: t.Scope}, pi, t.Charge, t.Action == ActionSucceed)
+	return s.resolve(tx, domain.Actor{Scope: t.Scope}, pi, t.Charge, t.Action == ActionSucceed, "")
 }
 
 // RegenerateParams is the body of regenerate-boleto.
@@ -494,7 +543,7 @@ func (s *Service) RegenerateBoleto(tx *db.Tx, a domain.Actor, id string, p Regen
 	if !isBoleto || !(waiting || expired) {
 		return nil, stateError("payment intent", pi.ID, pi.Status, "regenerate a boleto for")
 	}
-	due, err := dueDate(tx.Now, p.BoletoDueDate)
+	due, err := s.dueDate(tx.Now, p.BoletoDueDate)
 	if err != nil {
 		return nil, err
 	}
@@ -511,7 +560,7 @@ func (s *Service) RegenerateBoleto(tx *db.Tx, a domain.Actor, id string, p Regen
 		return nil, err
 	}
 	before, chBefore := *pi, *ch
-	if err := s.issue(org, pi, ch, domain.MethodBoleto, due, p.Origin, tx.Now); err != nil {
+	if err := s.issue(tx, a.Scope, org, pi, ch, domain.MethodBoleto, due, p.Origin, tx.Now); err != nil {
 		return nil, err
 	}
 	if err := tx.UpdateCharge(a.Scope, ch); err != nil {

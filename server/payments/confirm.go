@@ -542,7 +542,7 @@ func (s *Service) finishCard(tx *db.Tx, a domain.Actor, org *domain.Organization
 		return nil, err
 	}
 	if ch.Captured {
-		if err := recordSale(tx, a.Scope, org, pi, ch); err != nil {
+		if err := s.recordSale(tx, a.Scope, org, pi, ch); err != nil {
 			return nil, err
 		}
 		if res.Dispute != nil {

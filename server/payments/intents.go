@@ -351,7 +351,7 @@ func (s *Service) CaptureIntent(tx *db.Tx, a domain.Actor, id string, p CaptureP
 	if err := tx.UpdatePaymentIntent(a.Scope, pi); err != nil {
 		return nil, err
 	}
-	if err := recordSale(tx, a.Scope, org, pi, ch); err != nil {
+	if err := s.recordSale(tx, a.Scope, org, pi, ch); err != nil {
 		return nil, err
 	}
 	if err := emit(tx, a, "charge.captured", ch, &chBefore); err != nil {

@@ -1,7 +1,10 @@
 package payments
 
 import (
+	"time"
+
 	"troco/db"
+	"troco/server/calendar"
 	"troco/server/domain"
 	"troco/server/fees"
 )
@@ -12,7 +15,7 @@ import (
 // that captures or settles the money; in test mode they stay pending with settled_at null.
 
 // recordSale writes the entries of a captured charge.
-func recordSale(tx *db.Tx, s domain.Scope, org *domain.Organization, pi *domain.PaymentIntent, ch *domain.Charge) error {
+func (s *Service) recordSale(tx *db.Tx, sc domain.Scope, org *domain.Organization, pi *domain.PaymentIntent, ch *domain.Charge) error {
 	plan, rate := planFor(org)
 	method := ch.PaymentMethodDetails.Type
 	var entries []fees.Entry
@@ -38,7 +41,8 @@ func recordSale(tx *db.Tx, s domain.Scope, org *domain.Organization, pi *domain.
 			Amount: e.Amount, FeeAmount: e.FeeAmount, InterestAmount: e.InterestAmount, NetAmount: e.NetAmount,
 			Status: domain.TxnPending, Installment: &n, InstallmentCount: &total,
 		}
-		if err := tx.InsertTransaction(s, t); err != nil {
+		t.AvailableOn = s.availableOn(method, tx.Now, n)
+		if err := tx.InsertTransaction(sc, t); err != nil {
 			return err
 		}
 	}
@@ -50,5 +54,28 @@ func recordRefund(tx *db.Tx, s domain.Scope, ch *domain.Charge, r *domain.Refund
 	return tx.InsertTransaction(s, &domain.Transaction{
 		Type: domain.TxnTypeRefund, PaymentIntent: ch.PaymentIntent, Charge: ch.ID, Refund: &r.ID, PaymentMethodType: ch.PaymentMethodDetails.Type,
 		Currency: r.Currency, Amount: -r.Amount, NetAmount: -r.Amount, Status: domain.TxnPending,
+		AvailableOn: calendar.Today(tx.Now).Format(calendar.Layout),
 	})
+}
+
+// ReceivableDays is how many days after capture each card instalment's money is expected: the
+// n-th instalment 30·n days after capture (the acquirers' D+30 per parcela).
+const ReceivableDays = 30
+
+// availableOn is the date (YYYY-MM-DD, Brasília) the money of entry n of a sale captured at
+// captured is expected, on the business-day calendar: card instalment n 30·n days after capture,
+// moved to the next business day; a boleto on the business day after its settlement (bank
+// clearing, D+1); PIX on the day itself (PIX settles at once, every day of the year).
+func (s *Service) availableOn(method string, captured time.Time, n int) string {
+	today := calendar.Today(captured)
+	var d time.Time
+	switch method {
+	case domain.MethodCreditCard:
+		d = s.Calendar.OnOrAfter(today.AddDate(0, 0, ReceivableDays*n))
+	case domain.MethodBoleto:
+		d = s.Calendar.Next(today)
+	default:
+		d = today
+	}
+	return d.Format(calendar.Layout)
 }

@@ -641,7 +641,7 @@ func (s *Service) cardDecided(ctx context.Context, store *db.DB, callID string, 
 				}
 			}
 		}
-		return s.resolve(tx, domain.Actor{Scope: c.Scope}, pi, c.Charge, r.Card.Outcome != card.OutcomeDeclined)
+		return s.resolve(tx, domain.Actor{Scope: c.Scope}, pi, c.Charge, r.Card.Outcome != card.OutcomeDeclined, "")
 	})
 }
 
@@ -706,7 +706,7 @@ func (s *Service) PixResult(ctx context.Context, store *db.DB, txid string, r Lo
 			return nil
 		}
 		s.logger().Info("pix: charge settled", "txid", txid, "charge", c.Charge, "paid", r.Paid)
-		return s.resolve(tx, a, pi, c.Charge, r.Paid)
+		return s.resolve(tx, a, pi, c.Charge, r.Paid, "")
 	})
 }
 

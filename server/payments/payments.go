@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"troco/db"
+	"troco/server/calendar"
 	"troco/server/core"
 	"troco/server/domain"
 	"troco/server/fees"
@@ -51,6 +52,9 @@ type Service struct {
 	Secrets *secrets.Keyring
 	// Log receives the structured logs of processor calls (never card data or secrets).
 	Log *slog.Logger
+	// Calendar is the business-day calendar of due dates and receivables (nil: national
+	// holidays only).
+	Calendar *calendar.Calendar
 	// AfterSettle, when set, runs in the same transaction after a waiting payment resolves
 	// (settled or expired: delayed rules, simulations, test helpers) and after an intent is
 	// captured or canceled, so checkout sessions can move their payment_status and emit their

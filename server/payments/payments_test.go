@@ -74,9 +74,22 @@ func TestPixCode(t *testing.T) {
 func TestDueDate(t *testing.T) {
 	is := is.New(t)
 	now := time.Date(2026, 3, 10, 23, 30, 0, 0, time.UTC)
+	s := &Service{}
+	dueDate := s.dueDate
 	d, err := dueDate(now, nil)
 	is.NoErr(err)
 	is.Equal(d.String(), "2026-03-13") // default: 3 days after confirmation
+	// Around Carnaval (16–17 Feb 2026) and Christmas (Friday 25 Dec 2026) the default moves to
+	// the next business day; a date the buyer names is kept.
+	d, _ = dueDate(time.Date(2026, 2, 13, 12, 0, 0, 0, time.UTC), nil)
+	is.Equal(d.String(), "2026-02-18") // Friday + 3 = Carnaval Monday → Ash Wednesday
+	d, _ = dueDate(time.Date(2026, 12, 22, 12, 0, 0, 0, time.UTC), nil)
+	is.Equal(d.String(), "2026-12-28") // Tuesday + 3 = Christmas → Monday 28
+	d, _ = dueDate(time.Date(2026, 12, 23, 12, 0, 0, 0, time.UTC), nil)
+	is.Equal(d.String(), "2026-12-28") // Wednesday + 3 = Saturday → Monday 28
+	xmas := "2026-12-25"
+	d, _ = dueDate(time.Date(2026, 12, 22, 12, 0, 0, 0, time.UTC), &xmas)
+	is.Equal(d.String(), xmas)
 	ok := "2026-03-10"
 	d, err = dueDate(now, &ok)
 	is.NoErr(err)

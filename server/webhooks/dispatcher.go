@@ -303,7 +303,7 @@ func (d *Dispatcher) claim(ctx context.Context, now time.Time, limit int) ([]del
 		for i := range eps {
 			ep := eps[(first+i)%len(eps)]
 			n := d.opts.PerEndpoint
-			if ep.Failing {
+			if ep.Failing || ep.Chaos {
 				n = 1
 			}
 			n = min(n-inflight[ep.ID], limit-len(cands))
@@ -410,8 +410,32 @@ func (d *Dispatcher) deliver(dl delivery) {
 		d.settleOnly(ctx, dl.c, db.OutboxPending) // stopped before sending: due again at once
 		return
 	}
+	var chaos *domain.DeliveryChaos
+	if dl.ep.Chaos != nil && !dl.ep.Livemode {
+		held, ok := d.chaosNumber(ctx, &dl)
+		if held || !ok {
+			return // held back (due again later) or the lease was lost
+		}
+		c := ChaosAttempt(dl.ep.Chaos, dl.c.ChaosSequence, dl.c.Attempt)
+		chaos = &c
+	}
 	start := d.clock.Now()
-	res := d.post(d.sends, dl.ep, dl.ev, start, d.signingTime(dl.c.Attempt))
+	var res attempt
+	switch {
+	case chaos != nil && chaos.ForcedFailure:
+		res = attempt{err: "chaos: failed on purpose (fail_first_attempts), not sent"}
+	case chaos != nil && chaos.Dropped:
+		res = attempt{err: "chaos: dropped (drop_rate), not sent"}
+	default:
+		signedAt := d.signingTime(dl.c.Attempt)
+		res = d.post(d.sends, dl.ep, dl.ev, start, signedAt)
+		if chaos != nil && chaos.Duplicated && d.sends.Err() == nil {
+			// The same request again: same webhook-id, timestamp and signature.
+			if dup := d.post(d.sends, dl.ep, dl.ev, start, signedAt); !dup.ok() && res.ok() {
+				res = dup
+			}
+		}
+	}
 	if d.sends.Err() != nil {
 		// Cut off by Stop: the receiver may or may not have processed it. Due again at once, so
 		// the next start sends it again (receivers dedupe on webhook-id).
@@ -421,7 +445,32 @@ func (d *Dispatcher) deliver(dl delivery) {
 	if d.opts.OnAttempt != nil {
 		d.opts.OnAttempt(res.ok(), d.clock.Now().Sub(start))
 	}
-	d.record(ctx, dl.c, dl.ep, res, start)
+	d.record(ctx, dl.c, dl.ep, res, start, chaos)
+}
+
+// chaosNumber gives an event its sequence number at a chaos endpoint on its first claim there
+// and, when chaos holds that first attempt back, returns the claim unsent (held) with the row
+// due again after the hold. ok is false when the lease was superseded meanwhile.
+func (d *Dispatcher) chaosNumber(ctx context.Context, dl *delivery) (held, ok bool) {
+	if dl.c.ChaosSequence != 0 {
+		return false, true
+	}
+	err := d.db.Write(ctx, func(tx *db.Tx) error {
+		n, err := tx.NextChaosSequence(dl.ep.ID)
+		if err != nil {
+			return err
+		}
+		secs, _ := ChaosHold(dl.ep.Chaos, n)
+		held = secs > 0
+		ok, err = tx.SetChaosSequence(dl.c, n, secs, held, d.clock.Now().Add(time.Duration(secs)*time.Second))
+		dl.c.ChaosSequence, dl.c.ChaosDelay = n, secs
+		return err
+	})
+	if err != nil {
+		d.log.Error("webhooks: chaos", slog.String("endpoint", dl.ep.ID), slog.String("error", err.Error()))
+		return false, false
+	}
+	return held, ok
 }
 
 // signingTime is the webhook-timestamp of an attempt: the wall time that receivers check against
@@ -535,10 +584,10 @@ func describe(err error, timeout time.Duration) string {
 
 // record writes the attempt, settles the outbox row (delivered, retry later, or failed after the
 // retry window) and updates the endpoint's health, in one transaction.
-func (d *Dispatcher) record(ctx context.Context, c db.WebhookClaim, ep *domain.WebhookEndpoint, res attempt, start time.Time) {
+func (d *Dispatcher) record(ctx context.Context, c db.WebhookClaim, ep *domain.WebhookEndpoint, res attempt, start time.Time, chaos *domain.DeliveryChaos) {
 	end := d.clock.Now()
 	att := &domain.WebhookDelivery{WebhookEndpoint: ep.ID, Event: c.EventID, EventType: c.EventType, Attempt: c.Attempt,
-		CreatedAt: domain.At(start), DurationMS: res.duration.Milliseconds(), URL: ep.URL, Status: domain.DeliverySucceeded}
+		CreatedAt: domain.At(start), DurationMS: res.duration.Milliseconds(), URL: ep.URL, Status: domain.DeliverySucceeded, Chaos: chaos}
 	if res.status != 0 {
 		s := res.status
 		att.HTTPStatus = &s
