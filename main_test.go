@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -361,6 +362,44 @@ func TestEndToEnd(t *testing.T) {
 
 		_, err = runCLI(t, getenv, append([]string{"key", "create", "--org", "org_doesnotexist", "--env", "test"}, db...)...)
 		is.True(err != nil) // unknown organization
+	})
+
+	t.Run("dashboard sign-in links: bootstrap owner and troco user create", func(t *testing.T) {
+		is := is.New(t)
+		m := regexp.MustCompile(`owner admin@localhost; one-time sign-in link, valid 15 minutes: (https://\S+)\)`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no bootstrap sign-in link in the banner:\n%s", out)
+		}
+		noFollow := &http.Client{Transport: srv.client.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		open := func(link string) int {
+			u, err := url.Parse(link)
+			is.NoErr(err)
+			res, err := noFollow.Get("https://" + addr + u.Path) // the banner names localhost
+			is.NoErr(err)
+			res.Body.Close()
+			return res.StatusCode
+		}
+		is.Equal(open(m[1]), http.StatusSeeOther) // signs the owner in
+		is.Equal(open(m[1]), http.StatusGone)     // a second use signs nobody in
+
+		var u struct {
+			ID, Object, Email, Role, Organization, SigninURL string
+			SigninURLExpiresAt                               string `json:"signin_url_expires_at"`
+		}
+		cliJSON(t, getenv, &u, "user", "create", "--org", bootOrg, "--email", "dev@example.com", "--role", "developer", "--db", dbPath, "--base-url", "https://localhost:"+strings.Split(addr, ":")[1])
+		is.True(strings.HasPrefix(u.ID, "user_"))
+		is.Equal(u.Object, "user")
+		is.Equal(u.Role, "developer")
+		is.Equal(u.Organization, bootOrg)
+		var raw map[string]any
+		cliJSON(t, getenv, &raw, "user", "signin-link", u.ID, "--db", dbPath)
+		link, _ := raw["signin_url"].(string)
+		is.True(strings.Contains(link, "/dashboard/signin/link/"))
+		is.Equal(open(link), http.StatusSeeOther)
+		_, err := runCLI(t, getenv, "user", "create", "--org", bootOrg, "--email", "dev@example.com", "--role", "developer", "--db", dbPath)
+		is.True(err != nil) // already a member
+		_, err = runCLI(t, getenv, "user", "create", "--org", bootOrg, "--email", "x@example.com", "--role", "superuser", "--db", dbPath)
+		is.True(err != nil) // unknown role
 	})
 
 	t.Run("graceful shutdown", func(t *testing.T) {

@@ -727,6 +727,80 @@ CREATE TABLE dispute_schedule (
 CREATE INDEX dispute_schedule_due ON dispute_schedule (due_at);
 CREATE INDEX dispute_schedule_dispute ON dispute_schedule (dispute_id);
 
+-- migrate: 160
+-- The dashboard: people with a role in one organization, one-time sign-in links, browser
+-- sessions (only hashes of their tokens are stored), the owners' audit trail and the request log
+-- of /v1 and /api/v1 (bodies redacted, kept 7 days).
+CREATE TABLE users (
+    seq             INTEGER PRIMARY KEY,
+    id              TEXT    NOT NULL UNIQUE,
+    org_id          TEXT    NOT NULL,
+    email           TEXT    NOT NULL,
+    role            TEXT    NOT NULL,
+    password_hash   TEXT,
+    totp_secret     TEXT,
+    totp_enabled    INTEGER NOT NULL DEFAULT 0,
+    failed_signins  INTEGER NOT NULL DEFAULT 0,
+    locked_until    INTEGER,
+    language        TEXT    NOT NULL DEFAULT 'pt-BR',
+    created_at      INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX users_org_email ON users (org_id, email);
+CREATE INDEX users_email ON users (email);
+
+CREATE TABLE signin_links (
+    token_hash  TEXT    PRIMARY KEY,
+    user_id     TEXT    NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    used_at     INTEGER
+);
+CREATE INDEX signin_links_user ON signin_links (user_id);
+
+CREATE TABLE dashboard_sessions (
+    token_hash    TEXT    PRIMARY KEY,
+    user_id       TEXT    NOT NULL,
+    org_id        TEXT    NOT NULL,
+    pending_totp  INTEGER NOT NULL DEFAULT 0,
+    created_at    INTEGER NOT NULL,
+    last_seen_at  INTEGER NOT NULL
+);
+CREATE INDEX dashboard_sessions_user ON dashboard_sessions (user_id);
+
+CREATE TABLE audit_log (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT    NOT NULL UNIQUE,
+    org_id      TEXT    NOT NULL,
+    user_id     TEXT    NOT NULL,
+    user_email  TEXT    NOT NULL,
+    action      TEXT    NOT NULL,
+    object_id   TEXT    NOT NULL,
+    detail      TEXT    NOT NULL DEFAULT '',
+    created_at  INTEGER NOT NULL
+);
+CREATE INDEX audit_log_org ON audit_log (org_id, seq);
+
+CREATE TABLE request_logs (
+    seq            INTEGER PRIMARY KEY,
+    id             TEXT    NOT NULL UNIQUE,
+    org_id         TEXT    NOT NULL,
+    livemode       INTEGER NOT NULL,
+    method         TEXT    NOT NULL,
+    path           TEXT    NOT NULL,
+    status         INTEGER NOT NULL,
+    key_id         TEXT    NOT NULL,
+    duration_us    INTEGER NOT NULL,
+    object_id      TEXT    NOT NULL DEFAULT '',
+    request_body   TEXT    NOT NULL DEFAULT '',
+    response_body  TEXT    NOT NULL DEFAULT '',
+    created_at     INTEGER NOT NULL
+);
+CREATE INDEX request_logs_scope ON request_logs (org_id, livemode, seq);
+CREATE INDEX request_logs_object ON request_logs (org_id, livemode, object_id, seq);
+CREATE INDEX request_logs_created ON request_logs (created_at);
+-- Today's volume per method on the dashboard's home reads only today's rows, from the index alone.
+CREATE INDEX payment_intents_created ON payment_intents (org_id, livemode, created_at, status, payment_method_type, amount_received);
+-- An object's page lists its events.
+CREATE INDEX events_object ON events (org_id, livemode, json_extract(data, '$.object.id'), seq);
 -- migrate: 170
 -- The date a ledger entry's money is expected (YYYY-MM-DD on the business-day calendar).
 ALTER TABLE ledger_transactions ADD COLUMN available_on TEXT NOT NULL DEFAULT '';

@@ -107,6 +107,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 func (s *Server) api(need string, h http.Handler) http.Handler {
 	withIdem := s.withIdempotency(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
 		info, err := s.authenticate(r, need)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -115,10 +116,12 @@ func (s *Server) api(need string, h http.Handler) http.Handler {
 		if sw, ok := w.(*statusWriter); ok {
 			sw.keyIDValue = info.Key.ID
 		}
-		if s.rateLimited(w, r, info.Key) {
-			return
-		}
-		withIdem.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAuth, info)))
+		s.logRequest(w, r, info.Actor.Scope, info.Key.ID, start, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if s.rateLimited(w, r, info.Key) {
+				return
+			}
+			withIdem.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAuth, info)))
+		}))
 	})
 }
 

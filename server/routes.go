@@ -186,6 +186,13 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
+	// The dashboard (people sign in with a session cookie; no API key).
+	dash := s.handleDashboard()
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+		r.Handler(m, "/dashboard", dash)
+		r.Handler(m, "/dashboard/*rest", dash)
+	}
+
 	// The PSP's PIX webhook (live mode): mutual TLS, the PSP's client certificate.
 	r.Handler(http.MethodPost, "/processors/pix/webhook/pix", s.handlePixWebhook())
 	r.Handler(http.MethodPost, "/processors/pix/webhook", s.handlePixWebhook())

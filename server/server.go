@@ -72,6 +72,7 @@ type Server struct {
 	idem    inflight
 	touched sync.Map // key id → unix second of the last last_used_at write this process queued
 	handler http.Handler
+	reqlog  requestLogQueue
 	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
 	ready   atomic.Bool       // SetReady; /readyz
 	pixKey  *pix.SigningKey   // signs the payloads of dynamic PIX locations
@@ -108,6 +109,7 @@ func New(cfg Config) *Server {
 		cfg.Jobs.Add(s.invoiceOverdueJob())
 		cfg.Jobs.Add(s.pixAuthExpiryJob())
 		s.registerActivationJobs()
+		s.registerDashboardJobs()
 	}
 	// A settled or expired PIX/boleto moves its checkout session's payment_status (SPEC 3.3),
 	// then the invoice that payment pays (a processing card of POST /v1/invoices/{id}/pay).

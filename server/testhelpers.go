@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -43,13 +44,7 @@ func (s *Server) handleAdvanceClock() http.Handler {
 			s.writeError(w, r, domain.Invalid("seconds", "seconds must be an integer between 1 and %d.", maxAdvance))
 			return
 		}
-		offset := s.cfg.Clock.Advance(time.Duration(*b.Seconds) * time.Second)
-		err := s.db.Write(r.Context(), func(tx *db.Tx) error {
-			return tx.PutSetting(ClockOffsetSetting, strconv.FormatInt(int64(offset/time.Second), 10))
-		})
-		if err == nil && s.cfg.Jobs != nil {
-			err = s.cfg.Jobs.RunDue(r.Context())
-		}
+		offset, err := s.advanceClock(r.Context(), time.Duration(*b.Seconds)*time.Second)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -62,4 +57,17 @@ func (s *Server) handleAdvanceClock() http.Handler {
 			"offset_seconds": int64(offset / time.Second),
 		})
 	})
+}
+
+// advanceClock moves the sandbox clock by d, records the offset (a restart keeps it) and runs the
+// jobs that came due: the one operation behind the API's advance-clock and the dashboard's clock.
+func (s *Server) advanceClock(ctx context.Context, d time.Duration) (time.Duration, error) {
+	offset := s.cfg.Clock.Advance(d)
+	err := s.db.Write(ctx, func(tx *db.Tx) error {
+		return tx.PutSetting(ClockOffsetSetting, strconv.FormatInt(int64(offset/time.Second), 10))
+	})
+	if err == nil && s.cfg.Jobs != nil {
+		err = s.cfg.Jobs.RunDue(ctx)
+	}
+	return offset, err
 }

@@ -14,3 +14,8 @@ var CheckoutCSS []byte
 //
 //go:embed checkout.js
 var CheckoutJS []byte
+
+// DashboardCSS is the stylesheet of the dashboard.
+//
+//go:embed dashboard.css
+var DashboardCSS []byte

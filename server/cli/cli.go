@@ -45,6 +45,9 @@ Usage:
   troco key create --org org_… --env test|live [--scopes read,write|admin|platform_admin] [--name N] [--expires-at RFC3339]
   troco key revoke key_… [--reason R]
   troco key list --org org_…
+  troco user create --org org_… --email E --role owner|admin|developer|viewer [--base-url U]
+                                           add a dashboard user; prints a one-time sign-in link (15 min)
+  troco user signin-link user_… [--base-url U]   a new one-time sign-in link for a user
   troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]
                                            follow new events live, like a log (Ctrl-C to stop)
   troco processors check [live processor flags]
@@ -94,6 +97,10 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 		return keyRevoke(ctx, env, args[2:])
 	case cmd == "key list":
 		return keyList(ctx, env, args[2:])
+	case cmd == "user create":
+		return userCreate(ctx, env, args[2:])
+	case cmd == "user signin-link":
+		return userSigninLink(ctx, env, args[2:])
 	case cmd == "events tail":
 		return eventsTail(ctx, env, args[2:])
 	case cmd == "processors check":

@@ -194,6 +194,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	var org *domain.Organization
 	var bootKey *domain.APIKey
+	var bootLink *core.SigninLink
 	err = store.Write(ctx, func(tx *db.Tx) error {
 		if err := checkMasterKey(tx, keyring, cfg.dataDir); err != nil {
 			return err
@@ -205,7 +206,16 @@ func serve(ctx context.Context, env Env, args []string) error {
 				clk.Advance(time.Duration(secs) * time.Second)
 			}
 		}
-		org, bootKey, err = core.Bootstrap(tx, cfg.sandboxKey)
+		fresh, err := tx.CountOrganizations()
+		if err != nil {
+			return err
+		}
+		if org, bootKey, err = core.Bootstrap(tx, cfg.sandboxKey); err != nil {
+			return err
+		}
+		if fresh == 0 {
+			_, bootLink, err = core.BootstrapOwner(tx, org.ID)
+		}
 		return err
 	})
 	if err != nil {
@@ -351,6 +361,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 	printBanner(env, cfg, org, bootKey, caPath)
 	if metricsSrv != nil {
 		fmt.Fprintf(env.Stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
+	}
+	if bootLink != nil {
+		fmt.Fprintf(env.Stdout, "dashboard: %s/dashboard (owner %s; one-time sign-in link, valid 15 minutes: %s)\n",
+			cfg.baseURL, core.BootstrapOwnerEmail, core.SigninURL(cfg.baseURL, bootLink.Token))
 	}
 	if liveSetup.pix != nil {
 		// The PSP posts each received PIX to this URL + "/pix", with its client certificate.

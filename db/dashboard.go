@@ -1,0 +1,329 @@
+package db
+
+import (
+	"troco/server/domain"
+)
+
+const userCols = "id, org_id, email, role, password_hash, totp_secret, totp_enabled, failed_signins, locked_until, language, created_at"
+
+func scanUser(s scanner) (*domain.User, error) {
+	var u domain.User
+	var pw, totp *string
+	var totpOn int
+	var locked *int64
+	var created int64
+	if err := s.Scan(&u.ID, &u.Organization, &u.Email, &u.Role, &pw, &totp, &totpOn, &u.FailedSignins, &locked, &u.Language, &created); err != nil {
+		return nil, err
+	}
+	u.Object = "user"
+	if pw != nil {
+		u.PasswordHash = *pw
+	}
+	if totp != nil {
+		u.TOTPSecret = *totp
+	}
+	u.TOTPEnabled = totpOn == 1
+	u.LockedUntil, u.CreatedAt = domain.UnixPtr(locked), domain.Unix(created)
+	return &u, nil
+}
+
+// CreateUser inserts u; ErrConflict when the organization already has that e-mail.
+func (tx *Tx) CreateUser(u *domain.User) error {
+	u.ID = domain.NewID("user_")
+	u.Object = "user"
+	u.CreatedAt = domain.At(tx.Now)
+	if u.Language == "" {
+		u.Language = "pt-BR"
+	}
+	_, err := tx.exec("INSERT INTO users (id, org_id, email, role, language, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+		u.ID, u.Organization, u.Email, u.Role, u.Language, tx.now())
+	return translate(err, "create user")
+}
+
+// FindUserByID returns user id.
+func (tx *Tx) FindUserByID(id string) (*domain.User, error) {
+	u, err := scanUser(tx.queryRow("SELECT "+userCols+" FROM users WHERE id = ?", id))
+	return u, translate(err, "find user")
+}
+
+// FindUsersByEmail returns the users (one per organization) with e-mail email.
+func (tx *Tx) FindUsersByEmail(email string) ([]*domain.User, error) {
+	rows, err := tx.query("SELECT "+userCols+" FROM users WHERE email = ? ORDER BY seq", email)
+	if err != nil {
+		return nil, translate(err, "find users")
+	}
+	defer rows.Close()
+	var out []*domain.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, translate(err, "scan user")
+		}
+		out = append(out, u)
+	}
+	return out, translate(rows.Err(), "find users")
+}
+
+// ListUsers returns the people of an organization, oldest first.
+func (tx *Tx) ListUsers(orgID string) ([]*domain.User, error) {
+	rows, err := tx.query("SELECT "+userCols+" FROM users WHERE org_id = ? ORDER BY seq", orgID)
+	if err != nil {
+		return nil, translate(err, "list users")
+	}
+	defer rows.Close()
+	var out []*domain.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, translate(err, "scan user")
+		}
+		out = append(out, u)
+	}
+	return out, translate(rows.Err(), "list users")
+}
+
+// SetUserPassword stores a password hash (argon2id, encoded).
+func (tx *Tx) SetUserPassword(id, hash string) error {
+	res, err := tx.exec("UPDATE users SET password_hash = ? WHERE id = ?", hash, id)
+	return affectedOne(res, err, "set password")
+}
+
+// SetUserTOTP stores a sealed TOTP secret and whether it is enabled ("" clears it).
+func (tx *Tx) SetUserTOTP(id, sealed string, enabled bool) error {
+	var v any
+	if sealed != "" {
+		v = sealed
+	}
+	res, err := tx.exec("UPDATE users SET totp_secret = ?, totp_enabled = ? WHERE id = ?", v, boolInt(enabled), id)
+	return affectedOne(res, err, "set totp")
+}
+
+// SetUserLanguage stores the dashboard language of a user.
+func (tx *Tx) SetUserLanguage(id, lang string) error {
+	res, err := tx.exec("UPDATE users SET language = ? WHERE id = ?", lang, id)
+	return affectedOne(res, err, "set language")
+}
+
+// RecordSigninFailure counts a failed sign-in and locks the user until lockUntil when the count
+// reaches limit (the count then starts over).
+func (tx *Tx) RecordSigninFailure(id string, limit int, lockUntil int64) error {
+	_, err := tx.exec(`UPDATE users SET failed_signins = failed_signins + 1 WHERE id = ?`, id)
+	if err != nil {
+		return translate(err, "record failure")
+	}
+	_, err = tx.exec(`UPDATE users SET locked_until = ?, failed_signins = 0 WHERE id = ? AND failed_signins >= ?`, lockUntil, id, limit)
+	return translate(err, "record failure")
+}
+
+// ClearSigninFailures resets the failure count after a successful sign-in.
+func (tx *Tx) ClearSigninFailures(id string) error {
+	_, err := tx.exec("UPDATE users SET failed_signins = 0, locked_until = NULL WHERE id = ?", id)
+	return translate(err, "clear failures")
+}
+
+// CreateSigninLink stores the hash of a one-time sign-in token.
+func (tx *Tx) CreateSigninLink(tokenHash, userID string, expiresAt int64) error {
+	_, err := tx.exec("INSERT INTO signin_links (token_hash, user_id, expires_at) VALUES (?, ?, ?)", tokenHash, userID, expiresAt)
+	return translate(err, "create signin link")
+}
+
+// UseSigninLink marks the link used and returns its user; ErrNotFound when the token is unknown,
+// already used or expired (at the transaction's time).
+func (tx *Tx) UseSigninLink(tokenHash string) (string, error) {
+	var userID string
+	err := tx.queryRow("SELECT user_id FROM signin_links WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?", tokenHash, tx.now()).Scan(&userID)
+	if err != nil {
+		return "", translate(err, "find signin link")
+	}
+	res, err := tx.exec("UPDATE signin_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL", tx.now(), tokenHash)
+	if err := affectedOne(res, err, "use signin link"); err != nil {
+		return "", err
+	}
+	return userID, nil
+}
+
+// DashboardSession is a signed-in browser.
+type DashboardSession struct {
+	TokenHash   string
+	UserID      string
+	OrgID       string
+	PendingTOTP bool
+	LastSeenAt  int64
+}
+
+// CreateDashboardSession stores a session by the hash of its cookie token.
+func (tx *Tx) CreateDashboardSession(ds DashboardSession) error {
+	_, err := tx.exec("INSERT INTO dashboard_sessions (token_hash, user_id, org_id, pending_totp, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?)",
+		ds.TokenHash, ds.UserID, ds.OrgID, boolInt(ds.PendingTOTP), tx.now(), tx.now())
+	return translate(err, "create session")
+}
+
+// FindDashboardSession returns the session with hash tokenHash.
+func (tx *Tx) FindDashboardSession(tokenHash string) (*DashboardSession, error) {
+	var ds DashboardSession
+	var pending int
+	err := tx.queryRow("SELECT token_hash, user_id, org_id, pending_totp, last_seen_at FROM dashboard_sessions WHERE token_hash = ?", tokenHash).
+		Scan(&ds.TokenHash, &ds.UserID, &ds.OrgID, &pending, &ds.LastSeenAt)
+	ds.PendingTOTP = pending == 1
+	return &ds, translate(err, "find session")
+}
+
+// TouchDashboardSession records activity (the idle timeout counts from it) and clears the
+// pending second factor when done is true.
+func (tx *Tx) TouchDashboardSession(tokenHash string, totpDone bool) error {
+	q := "UPDATE dashboard_sessions SET last_seen_at = ? WHERE token_hash = ?"
+	if totpDone {
+		q = "UPDATE dashboard_sessions SET last_seen_at = ?, pending_totp = 0 WHERE token_hash = ?"
+	}
+	_, err := tx.exec(q, tx.now(), tokenHash)
+	return translate(err, "touch session")
+}
+
+// DeleteDashboardSession signs a browser out.
+func (tx *Tx) DeleteDashboardSession(tokenHash string) error {
+	_, err := tx.exec("DELETE FROM dashboard_sessions WHERE token_hash = ?", tokenHash)
+	return translate(err, "delete session")
+}
+
+// DeleteIdleDashboardSessions removes sessions idle since before cutoff.
+func (tx *Tx) DeleteIdleDashboardSessions(cutoff int64) (int64, error) {
+	res, err := tx.exec("DELETE FROM dashboard_sessions WHERE last_seen_at < ?", cutoff)
+	if err != nil {
+		return 0, translate(err, "delete idle sessions")
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+// InsertAudit appends to the audit trail.
+func (tx *Tx) InsertAudit(e *domain.AuditEntry) error {
+	e.ID = domain.NewID("aud_")
+	e.CreatedAt = domain.At(tx.Now)
+	_, err := tx.exec("INSERT INTO audit_log (id, org_id, user_id, user_email, action, object_id, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		e.ID, e.OrgID, e.UserID, e.UserEmail, e.Action, e.ObjectID, e.Detail, tx.now())
+	return translate(err, "insert audit")
+}
+
+// ListAudit pages an organization's audit trail, newest first.
+func (tx *Tx) ListAudit(orgID string, p ListParams) ([]*domain.AuditEntry, bool, error) {
+	var w filter
+	w.add("org_id = ?", orgID)
+	return page(tx, "audit_log", "id, org_id, user_id, user_email, action, object_id, detail, created_at", w, p, func(s scanner) (*domain.AuditEntry, error) {
+		var e domain.AuditEntry
+		var created int64
+		if err := s.Scan(&e.ID, &e.OrgID, &e.UserID, &e.UserEmail, &e.Action, &e.ObjectID, &e.Detail, &created); err != nil {
+			return nil, err
+		}
+		e.CreatedAt = domain.Unix(created)
+		return &e, nil
+	})
+}
+
+// InsertRequestLog records one API request in scope.
+func (tx *Tx) InsertRequestLog(s domain.Scope, l *domain.RequestLog) error {
+	l.CreatedAt = domain.At(tx.Now)
+	_, err := tx.exec(`INSERT INTO request_logs (id, org_id, livemode, method, path, status, key_id, duration_us, object_id, request_body, response_body, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		l.ID, s.OrgID, boolInt(s.Livemode), l.Method, l.Path, l.Status, l.KeyID, l.DurationUS, l.ObjectID, l.RequestBody, l.ResponseBody, tx.now())
+	return translate(err, "insert request log")
+}
+
+const requestLogCols = "id, livemode, method, path, status, key_id, duration_us, object_id, request_body, response_body, created_at"
+
+func scanRequestLog(s scanner) (*domain.RequestLog, error) {
+	var l domain.RequestLog
+	var live int
+	var created int64
+	if err := s.Scan(&l.ID, &live, &l.Method, &l.Path, &l.Status, &l.KeyID, &l.DurationUS, &l.ObjectID, &l.RequestBody, &l.ResponseBody, &created); err != nil {
+		return nil, err
+	}
+	l.Livemode = live == 1
+	l.CreatedAt = domain.Unix(created)
+	return &l, nil
+}
+
+// RequestLogFilter narrows a request log list.
+type RequestLogFilter struct {
+	ObjectID string
+}
+
+// ListRequestLogs pages the request log of a scope, newest first.
+func (tx *Tx) ListRequestLogs(s domain.Scope, f RequestLogFilter, p ListParams) ([]*domain.RequestLog, bool, error) {
+	var w filter
+	w.add("org_id = ?", s.OrgID)
+	w.add("livemode = ?", boolInt(s.Livemode))
+	if f.ObjectID != "" {
+		w.add("object_id = ?", f.ObjectID)
+	}
+	return page(tx, "request_logs", requestLogCols, w, p, scanRequestLog)
+}
+
+// FindRequestLog returns one request log entry in scope.
+func (tx *Tx) FindRequestLog(s domain.Scope, id string) (*domain.RequestLog, error) {
+	l, err := scanRequestLog(tx.queryRow("SELECT "+requestLogCols+" FROM request_logs WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
+	return l, translate(err, "find request log")
+}
+
+// DeleteRequestLogsBefore removes at most limit entries older than cutoff (retention).
+func (tx *Tx) DeleteRequestLogsBefore(cutoff int64, limit int) (int64, error) {
+	res, err := tx.exec("DELETE FROM request_logs WHERE seq IN (SELECT seq FROM request_logs WHERE created_at < ? ORDER BY created_at LIMIT ?)", cutoff, limit)
+	if err != nil {
+		return 0, translate(err, "delete request logs")
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+// MethodVolume is the succeeded volume of one payment method.
+type MethodVolume struct {
+	Method string
+	Count  int64
+	Amount int64
+}
+
+// VolumeByMethod sums the amount received by succeeded payment intents created in [since, until)
+// per payment method type (served by the (org_id, livemode, created_at) index).
+func (tx *Tx) VolumeByMethod(s domain.Scope, since, until int64) ([]MethodVolume, error) {
+	rows, err := tx.query(`SELECT COALESCE(payment_method_type, ''), COUNT(*), COALESCE(SUM(amount_received), 0) FROM payment_intents
+		WHERE org_id = ? AND livemode = ? AND created_at >= ? AND created_at < ? AND status = 'succeeded' GROUP BY 1 ORDER BY 1`,
+		s.OrgID, boolInt(s.Livemode), since, until)
+	if err != nil {
+		return nil, translate(err, "volume by method")
+	}
+	defer rows.Close()
+	var out []MethodVolume
+	for rows.Next() {
+		var v MethodVolume
+		if err := rows.Scan(&v.Method, &v.Count, &v.Amount); err != nil {
+			return nil, translate(err, "scan volume")
+		}
+		out = append(out, v)
+	}
+	return out, translate(rows.Err(), "volume by method")
+}
+
+// ListEventsForObject returns the newest events whose data.object is objectID, newest first
+// (served by the events_object expression index).
+func (tx *Tx) ListEventsForObject(s domain.Scope, objectID string, limit int) ([]*domain.Event, error) {
+	rows, err := tx.query("SELECT "+eventCols+" FROM events WHERE org_id = ? AND livemode = ? AND json_extract(data, '$.object.id') = ? ORDER BY seq DESC LIMIT ?",
+		s.OrgID, boolInt(s.Livemode), objectID, limit)
+	if err != nil {
+		return nil, translate(err, "list object events")
+	}
+	defer rows.Close()
+	var out []*domain.Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, translate(err, "scan event")
+		}
+		out = append(out, e)
+	}
+	return out, translate(rows.Err(), "list object events")
+}
+
+// TouchDashboardSessionAt records activity at the given instant (a sandbox clock jump).
+func (tx *Tx) TouchDashboardSessionAt(tokenHash string, at int64) error {
+	_, err := tx.exec("UPDATE dashboard_sessions SET last_seen_at = ? WHERE token_hash = ?", at, tokenHash)
+	return translate(err, "touch session")
+}

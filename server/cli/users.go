@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"troco/db"
+	"troco/server/core"
+	"troco/server/domain"
+)
+
+// userJSON is what `troco user create --json` and `troco user signin-link --json` print.
+type userJSON struct {
+	ID                 string      `json:"id"`
+	Object             string      `json:"object"`
+	Email              string      `json:"email"`
+	Role               string      `json:"role"`
+	Organization       string      `json:"organization"`
+	SigninURL          string      `json:"signin_url"`
+	SigninURLExpiresAt domain.Time `json:"signin_url_expires_at"`
+}
+
+func printUser(env Env, asJSON bool, u *domain.User, link *core.SigninLink, baseURL string) error {
+	url := core.SigninURL(baseURL, link.Token)
+	if asJSON {
+		return printJSON(env.Stdout, userJSON{ID: u.ID, Object: "user", Email: u.Email, Role: u.Role, Organization: u.Organization,
+			SigninURL: url, SigninURLExpiresAt: domain.At(link.ExpiresAt)})
+	}
+	fmt.Fprintf(env.Stdout, "user %s (%s, %s) in %s\n", u.ID, u.Email, u.Role, u.Organization)
+	fmt.Fprintf(env.Stdout, "one-time sign-in link (valid until %s): %s\n", link.ExpiresAt.UTC().Format(time.RFC3339), url)
+	return nil
+}
+
+func userBaseURL(fs *flagSet) *string {
+	return fs.str("base-url", "https://localhost:8443", "the dashboard's base URL (serve's --base-url)")
+}
+
+func userCreate(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "user create")
+	dbPath := fs.str("db", defaultDB, "SQLite file")
+	org := fs.String("org", "", "org_… the person belongs to (required)")
+	email := fs.String("email", "", "e-mail address (required)")
+	role := fs.String("role", "", "owner, admin, developer or viewer (required)")
+	baseURL := userBaseURL(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := fs.parse(args); err != nil {
+		return err
+	}
+	d, err := openAdmin(ctx, env, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var u *domain.User
+	var link *core.SigninLink
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		if u, err = core.CreateUser(tx, core.UserInput{OrgID: *org, Email: *email, Role: *role}); err != nil {
+			return err
+		}
+		link, err = core.IssueSigninLink(tx, u.ID)
+		return err
+	})
+	if err != nil {
+		return explainJSON(env.Stdout, *asJSON, err)
+	}
+	return printUser(env, *asJSON, u, link, *baseURL)
+}
+
+func userSigninLink(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "user signin-link")
+	dbPath := fs.str("db", defaultDB, "SQLite file")
+	baseURL := userBaseURL(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: troco user signin-link user_…")
+	}
+	d, err := openAdmin(ctx, env, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var u *domain.User
+	var link *core.SigninLink
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		if link, err = core.IssueSigninLink(tx, pos[0]); err != nil {
+			return err
+		}
+		u, err = tx.FindUserByID(pos[0])
+		return err
+	})
+	if err != nil {
+		return explainJSON(env.Stdout, *asJSON, err)
+	}
+	return printUser(env, *asJSON, u, link, *baseURL)
+}

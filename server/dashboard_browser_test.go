@@ -1,0 +1,143 @@
+package server_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/matryer/is"
+
+	"troco/db"
+	"troco/server/core"
+	"troco/server/domain"
+)
+
+// shootDashboard saves the current page at desktop and phone widths as dashboard-<name>-*.png.
+func (c *chrome) shootDashboard(name string) {
+	c.t.Helper()
+	dir := screenshotDir(c.t)
+	if dir == "" {
+		return
+	}
+	for _, v := range []struct {
+		suffix        string
+		width, height int64
+		mobile        bool
+	}{{"desktop", 1280, 800, false}, {"phone", 390, 844, true}} {
+		var opts []chromedp.EmulateViewportOption
+		if v.mobile {
+			opts = append(opts, chromedp.EmulateMobile)
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
+		var png []byte
+		err := chromedp.Run(ctx, chromedp.EmulateViewport(v.width, v.height, opts...), chromedp.Sleep(150*time.Millisecond), chromedp.FullScreenshot(&png, 100))
+		cancel()
+		if err != nil {
+			c.t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "dashboard-"+name+"-"+v.suffix+".png"), png, 0o644); err != nil {
+			c.t.Logf("screenshot %s not saved: %v", name, err)
+		}
+	}
+	c.do("restore viewport", chromedp.EmulateViewport(1280, 900))
+}
+
+// A person signs in with a password, creates an API key (shown once) and revokes it, resends a
+// webhook delivery and reads the request log, in a real Chromium without JavaScript-dependent flows.
+func TestBrowserDashboard(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	c := newChrome(t)
+	rc := newReceiver(t, false)
+	d := startWebhooks(e)
+	epID, _ := e.createEndpoint(e.Test, rc.URL(), "customer.*")
+	cust := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana <Souza>"})
+	for _, amount := range []int{12990, 4500, 250000} {
+		pi := e.Do("POST", "/v1/payment-intents", e.Test, map[string]any{"amount": amount, "currency": "brl", "payment_method_types": []string{"pix"}, "customer": cust.Str("id"), "description": "Pedido #" + time.Now().Format("150405")})
+		e.Do("POST", "/v1/payment-intents/"+pi.Str("id")+"/confirm", e.Test, map[string]any{"payment_method_type": "pix", "customer_email": "succeed_immediately@example.com"})
+	}
+	e.deliver(d)
+	first := await(t, rc, "customer.created")
+	u, _ := e.newUser(e.Org.ID, "owner@example.com", domain.RoleOwner)
+	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error { return core.SetPassword(tx, u.ID, "a long password") }))
+
+	// Sign in.
+	c.do("open sign-in", chromedp.Navigate(e.URL()+"/dashboard/signin"), chromedp.WaitVisible(tid("signin-form"), chromedp.ByQuery))
+	c.shootDashboard("signin")
+	c.do("sign in", chromedp.SendKeys("#email", "owner@example.com", chromedp.ByQuery), chromedp.SendKeys("#password", "a long password", chromedp.ByQuery),
+		chromedp.Click(tid("signin-submit"), chromedp.ByQuery), chromedp.WaitVisible(tid("sandbox-banner"), chromedp.ByQuery))
+	is.True(c.has("payments-table"))
+	c.shootDashboard("home")
+	c.do("payments", chromedp.Navigate(e.URL()+"/dashboard/test/payments"), chromedp.WaitVisible(tid("payments-table"), chromedp.ByQuery))
+	c.shootDashboard("payments")
+
+	// Create a key: the token is shown once and works.
+	c.do("open keys", chromedp.Navigate(e.URL()+"/dashboard/test/api-keys"), chromedp.WaitVisible(tid("key-create-form"), chromedp.ByQuery),
+		chromedp.SendKeys("#in-key-create-form-name", "Servidor de produção", chromedp.ByQuery),
+		chromedp.Click(tid("key-create-submit"), chromedp.ByQuery), chromedp.WaitVisible(tid("key-token"), chromedp.ByQuery))
+	var token string
+	c.do("read token", chromedp.Value(tid("key-token"), &token, chromedp.ByQuery))
+	is.True(strings.HasPrefix(token, "ch_test_"))
+	is.Equal(e.Do("GET", "/v1/customers", token, nil).Status, 200)
+	c.shootDashboard("api-key-created")
+	var keyID string
+	is.NoErr(e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		k, err := tx.FindAPIKeyByHash(domain.HashToken(token))
+		if err == nil {
+			keyID = k.ID
+		}
+		return err
+	}))
+
+	// Revoke it with a reason.
+	form := tid("key-revoke-" + keyID)
+	c.do("revoke", chromedp.SendKeys(form+` input[name="reason"]`, "trocada", chromedp.ByQuery), chromedp.Click(form+` button`, chromedp.ByQuery))
+	// The old page already has an (empty) revoked list: wait for the reason to appear.
+	c.waitTrue("revoked key listed", `(document.querySelector('[data-testid="revoked-keys-table"]')?.innerText || "").includes("trocada")`)
+	is.True(strings.Contains(c.text("revoked-keys-table"), "trocada"))
+	is.Equal(e.Do("GET", "/v1/customers", token, nil).Status, 401)
+	c.shootDashboard("api-keys")
+
+	// Resend a webhook delivery.
+	c.do("open webhook", chromedp.Navigate(e.URL()+"/dashboard/test/webhooks/"+epID), chromedp.WaitVisible(tid("deliveries-table"), chromedp.ByQuery),
+		chromedp.Click(tid("webhook-resend")+" button", chromedp.ByQuery), chromedp.WaitVisible(".notice", chromedp.ByQuery))
+	e.deliver(d)
+	again := await(t, rc, "resent delivery")
+	is.Equal(again.ID, first.ID)
+	c.do("reload webhook", chromedp.Navigate(e.URL()+"/dashboard/test/webhooks/"+epID), chromedp.WaitVisible(tid("deliveries-table"), chromedp.ByQuery))
+	c.shootDashboard("webhook")
+
+	// The request log lists the API calls; one entry shows its redacted bodies.
+	c.do("logs", chromedp.Navigate(e.URL()+"/dashboard/test/logs"), chromedp.WaitVisible(tid("request-log-table"), chromedp.ByQuery))
+	is.True(strings.Contains(c.text("request-log-table"), "/v1/payment-intents"))
+	c.shootDashboard("request-logs")
+	c.do("one log", chromedp.Click(tid("request-log-table")+" tbody tr:last-child a", chromedp.ByQuery), chromedp.WaitVisible("pre", chromedp.ByQuery))
+	c.shootDashboard("request-log")
+
+	// Phone width: the navigation and tables stay usable (no horizontal page scroll).
+	var overflow bool
+	c.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(e.URL()+"/dashboard/test/payments"), chromedp.WaitVisible(tid("payments-table"), chromedp.ByQuery),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow))
+	is.True(!overflow)
+}
+
+// waitTrue evaluates js until it is true (through navigations), or fails after 15 s.
+func (c *chrome) waitTrue(what, js string) {
+	c.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		var ok bool
+		ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
+		err := chromedp.Run(ctx, chromedp.Evaluate(js, &ok))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.t.Fatalf("%s: still false after 15 s: %s", what, js)
+}

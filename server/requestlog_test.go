@@ -1,0 +1,99 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"troco/db"
+	"troco/server/domain"
+)
+
+// waitLogs polls the request log of scope until it holds at least n entries.
+func waitLogs(t *testing.T, e *testEnv, s domain.Scope, f db.RequestLogFilter, n int) []*domain.RequestLog {
+	t.Helper()
+	var out []*domain.RequestLog
+	for range 200 {
+		_ = e.DB.Read(context.Background(), func(tx *db.Tx) error {
+			var err error
+			out, _, err = tx.ListRequestLogs(s, f, db.ListParams{Limit: 100})
+			return err
+		})
+		if len(out) >= n {
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("request log has %d entries, want %d", len(out), n)
+	return nil
+}
+
+func TestRequestLogRecordsAndRedacts(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pm := e.Do("POST", "/v1/payment-methods", e.Test, map[string]any{"type": "credit_card", "card": payCard("4242424242424242"), "metadata": map[string]string{"note": "4000 0000 0000 0002", "key": e.Live}})
+	is.Equal(pm.Status, 200)
+	c := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com"})
+	is.Equal(c.Status, 200)
+	is.Equal(e.Do("GET", "/v1/customers/"+c.Str("id"), e.Test, nil).Status, 200)
+	is.Equal(e.Do("GET", "/v1/customers/cus_missing", e.Test, nil).Status, 404)
+	is.Equal(e.Do("GET", "/v1/customers", "ch_test_bogus", nil).Status, 401) // no organization: not logged
+
+	test := domain.Scope{OrgID: e.Org.ID, Livemode: false}
+	logs := waitLogs(t, e, test, db.RequestLogFilter{}, 4)
+	is.Equal(len(logs), 4)
+	is.Equal(logs[0].Status, 404)
+	is.Equal(logs[0].Path, "/v1/customers/cus_missing")
+	is.True(logs[0].KeyID != "")
+	is.True(strings.HasPrefix(logs[0].ID, "req_"))
+	pmLog := logs[3]
+	is.Equal(pmLog.Method, "POST")
+	is.Equal(pmLog.ObjectID, pm.Str("id"))
+	for _, l := range logs {
+		for _, secret := range []string{"4242424242424242", "4000 0000 0000 0002", e.Live, `"cvc": "123"`} {
+			is.True(!strings.Contains(l.RequestBody, secret))
+			is.True(!strings.Contains(l.ResponseBody, secret))
+		}
+	}
+	is.True(strings.Contains(pmLog.RequestBody, "[redacted]"))
+	// The customer's page lists its two requests (creation and read).
+	is.Equal(len(waitLogs(t, e, test, db.RequestLogFilter{ObjectID: c.Str("id")}, 2)), 2)
+	// Live mode sees none of them.
+	var live []*domain.RequestLog
+	_ = e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		var err error
+		live, _, err = tx.ListRequestLogs(domain.Scope{OrgID: e.Org.ID, Livemode: true}, db.RequestLogFilter{}, db.ListParams{Limit: 10})
+		return err
+	})
+	is.Equal(len(live), 0)
+
+	// The dashboard shows the log, one entry, and the object's page links its requests.
+	b := e.signedIn(e.Org.ID, "dev@example.com", domain.RoleDeveloper)
+	st, body, _ := b.get("/dashboard/test/logs")
+	is.Equal(st, http.StatusOK)
+	is.True(strings.Contains(body, `data-testid="request-log-table"`))
+	is.True(strings.Contains(body, "/v1/customers/cus_missing"))
+	st, body, _ = b.get("/dashboard/test/logs/" + pmLog.ID)
+	is.Equal(st, http.StatusOK)
+	is.True(strings.Contains(body, "[redacted]"))
+	is.True(!strings.Contains(body, "4242424242424242"))
+	_, body, _ = b.get("/dashboard/test/customers/" + c.Str("id"))
+	is.True(strings.Contains(body, logs[1].ID))
+	st, _, _ = b.get("/dashboard/live/logs/" + pmLog.ID)
+	is.Equal(st, http.StatusNotFound)
+
+	// Retention: after 7 days the entries are deleted by the job.
+	e.Clock.Advance(7*24*time.Hour + 2*time.Hour)
+	is.NoErr(e.Jobs.RunDue(context.Background()))
+	var left []*domain.RequestLog
+	_ = e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		var err error
+		left, _, err = tx.ListRequestLogs(test, db.RequestLogFilter{}, db.ListParams{Limit: 10})
+		return err
+	})
+	is.Equal(len(left), 0)
+}
