@@ -25,7 +25,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			if sw, ok := w.(*statusWriter); ok {
+			if sw := findStatusWriter(w); sw != nil {
 				sw.drain = orig // read the rest after the 413 is written: see observe
 			}
 			return nil, &domain.Error{Status: http.StatusRequestEntityTooLarge, Type: domain.TypeInvalidRequest, Code: domain.CodeRequestTooLarge, Message: "The request body is larger than the limit of " + humanBytes(s.cfg.MaxBodyBytes) + "."}

@@ -27,6 +27,21 @@ type statusWriter struct {
 	drain io.ReadCloser
 }
 
+// findStatusWriter returns the request's statusWriter beneath any writers that wrap it (the
+// request log's capture), or nil.
+func findStatusWriter(w http.ResponseWriter) *statusWriter {
+	for {
+		switch v := w.(type) {
+		case *statusWriter:
+			return v
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
 // Bounds of the reading that follows a 413: beyond them the connection is closed unread.
 const (
 	maxDrainBytes = 64 << 20
