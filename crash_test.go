@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -123,8 +124,9 @@ type crashOp struct {
 }
 
 // crashLoad runs keyed customer creates and card payments (create + confirm) on workers
-// connections until stop is closed, and returns every write with its outcome.
-func crashLoad(c *crashAPI, workers int, stop chan struct{}) []*crashOp {
+// connections until stop is closed, and returns every write with its outcome. acked counts the
+// writes answered 200 so far.
+func crashLoad(c *crashAPI, workers int, stop chan struct{}, acked *atomic.Int64) []*crashOp {
 	var mu sync.Mutex
 	var ops []*crashOp
 	run := func(o *crashOp) bool {
@@ -134,6 +136,9 @@ func crashLoad(c *crashAPI, workers int, stop chan struct{}) []*crashOp {
 		st, m, _ := c.send("POST", o.path, o.key, o.body)
 		o.status = st
 		o.id, _ = m["id"].(string)
+		if st == 200 {
+			acked.Add(1)
+		}
 		return st == 200
 	}
 	var wg sync.WaitGroup
@@ -243,6 +248,16 @@ func crashKey(t *testing.T) string {
 	return "ch_test_" + base64.RawURLEncoding.EncodeToString(b)
 }
 
+// waitForLoad waits at least d and until the load has had some writes acknowledged (at most a
+// minute more), so that a kill lands mid-load even on a slow or busy machine (the race detector
+// on two loaded cores can take seconds for the first answers).
+func waitForLoad(acked *atomic.Int64, d time.Duration) {
+	time.Sleep(d)
+	for deadline := time.Now().Add(time.Minute); acked.Load() < 20 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestCrashLosesNoAcknowledgedWrite kills the server with SIGKILL in the middle of a load of
 // keyed writes, twice, and checks after each restart on the same file that every acknowledged
 // write is there, consistent, and that the writes left unanswered can be retried with their
@@ -257,8 +272,9 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 		c := crashClient(dir, addr, key)
 		stop := make(chan struct{})
 		done := make(chan []*crashOp)
-		go func() { done <- crashLoad(c, 8, stop) }()
-		time.Sleep(after)
+		var ackedSoFar atomic.Int64
+		go func() { done <- crashLoad(c, 8, stop, &ackedSoFar) }()
+		waitForLoad(&ackedSoFar, after)
 		is.New(t).NoErr(srv.cmd.Process.Signal(syscall.SIGKILL))
 		<-srv.exited
 		close(stop)
@@ -285,8 +301,9 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 	c := crashClient(dir, addr, key)
 	stop := make(chan struct{})
 	done := make(chan []*crashOp)
-	go func() { done <- crashLoad(c, 8, stop) }()
-	time.Sleep(500 * time.Millisecond)
+	var ackedSoFar atomic.Int64
+	go func() { done <- crashLoad(c, 8, stop, &ackedSoFar) }()
+	waitForLoad(&ackedSoFar, 500*time.Millisecond)
 	t0 := time.Now()
 	is.NoErr(srv.cmd.Process.Signal(syscall.SIGTERM))
 	select {

@@ -305,7 +305,7 @@ func TestEndToEnd(t *testing.T) {
 		is.True(strings.Contains(err.Error(), "resource_state_conflict"))
 
 		var conf map[string]any
-		cliJSON(t, getenv, &conf, append([]string{"platform", "configure", *plat.Platform, "--split-rules", `{"platform_rate":150}`}, db...)...)
+		cliJSON(t, getenv, &conf, append([]string{"platform", "configure", *plat.Platform, "--split-rules", `{"default":{"rate":150}}`}, db...)...)
 		is.Equal(conf["active"], true) // active with split rules
 
 		var conn struct{ ID string }

@@ -626,6 +626,10 @@ CREATE TABLE checkout_discounts (
 CREATE INDEX checkout_discounts_coupon ON checkout_discounts (coupon_id);
 CREATE INDEX checkout_discounts_promotion_code ON checkout_discounts (promotion_code_id);
 
+-- migrate: 100
+-- The name buyers see on hosted pages, the PIX code and the boleto (null: the organization's name).
+ALTER TABLE organizations ADD COLUMN display_name TEXT;
+
 -- migrate: 110
 -- Live-mode processor calls (Cielo, API Pix). A call is reserved in one transaction (state
 -- reserved, with the idempotent reference the processor knows it by), made outside any

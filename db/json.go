@@ -8,7 +8,7 @@ import (
 )
 
 func marshalJSON(v any) (string, error) {
-	b, err := json.Marshal(v)
+	b, err := domain.MarshalJSON(v)
 	if err != nil {
 		return "", fmt.Errorf("db: encode: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 
 const orgCols = `id, name, document, document_type, email, phone, address, activation_status, disabled_reason,
 requirements_missing, payout_account, fee_plan, timezone, max_installments, platform_id, split_rules,
-connected_platform_id, activation_attempts, metadata, created_at, updated_at, ` + orgBrandingCol
+connected_platform_id, activation_attempts, metadata, created_at, updated_at, display_name, ` + orgBrandingCol
 
 // orgBrandingCol reads the hosted checkout defaults (organization_branding) with the organization.
 const orgBrandingCol = `(SELECT b.data FROM organization_branding b WHERE b.org_id = organizations.id)`
@@ -22,7 +22,7 @@ func scanOrg(s scanner) (*domain.Organization, error) {
 	var created, updated int64
 	err := s.Scan(&o.ID, &o.Name, &o.Document, &o.DocumentType, &o.Email, &o.Phone, &address, &o.ActivationStatus,
 		&o.Requirements.DisabledReason, &missing, &payout, &feePlan, &o.DashboardSettings.Timezone, &o.MaxInstallments,
-		&o.Platform, &split, &o.ConnectedPlatform, &o.ActivationAttempts, &metadata, &created, &updated, &branding)
+		&o.Platform, &split, &o.ConnectedPlatform, &o.ActivationAttempts, &metadata, &created, &updated, &o.DisplayName, &branding)
 	if err != nil {
 		return nil, err
 	}
@@ -82,12 +82,12 @@ func (tx *Tx) CreateOrganization(o *domain.Organization, platform bool) error {
 	// Both environments start in the same activation state (an administrator's choice).
 	_, err := tx.exec(`INSERT INTO organizations (id, name, document, document_type, email, phone, address, activation_status,
 		disabled_reason, requirements_missing, test_activation_status, test_disabled_reason, test_requirements_missing,
-		fee_plan, timezone, max_installments, platform_id, connected_platform_id, metadata, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		fee_plan, timezone, max_installments, platform_id, connected_platform_id, metadata, created_at, updated_at, display_name)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.ID, o.Name, o.Document, o.DocumentType, o.Email, o.Phone, addressJSON(o.Address), o.ActivationStatus,
 		o.Requirements.DisabledReason, string(missing), o.ActivationStatus, o.Requirements.DisabledReason, string(missing),
 		feePlanJSON(o.FeePlan), o.DashboardSettings.Timezone, o.MaxInstallments, o.Platform,
-		o.ConnectedPlatform, metadataJSON(o.Metadata), tx.now(), tx.now())
+		o.ConnectedPlatform, metadataJSON(o.Metadata), tx.now(), tx.now(), o.DisplayName)
 	return translate(err, "create organization")
 }
 
@@ -156,6 +156,12 @@ func (tx *Tx) PutSetting(name, value string) error {
 	return translate(err, "put setting")
 }
 
+// DeleteSetting removes a named setting (absent is fine).
+func (tx *Tx) DeleteSetting(name string) error {
+	_, err := tx.exec("DELETE FROM settings WHERE name = ?", name)
+	return translate(err, "delete setting")
+}
+
 func splitScopes(s string) []string {
 	if s == "" {
 		return []string{}
@@ -166,7 +172,7 @@ func splitScopes(s string) []string {
 // orgColsTest is orgCols with the sandbox activation state in place of the live one.
 const orgColsTest = `id, name, document, document_type, email, phone, address, test_activation_status, test_disabled_reason,
 test_requirements_missing, test_payout_account, fee_plan, timezone, max_installments, platform_id, split_rules,
-connected_platform_id, test_activation_attempts, metadata, created_at, updated_at, ` + orgBrandingCol
+connected_platform_id, test_activation_attempts, metadata, created_at, updated_at, display_name, ` + orgBrandingCol
 
 func orgColsFor(livemode bool) string {
 	if livemode {
@@ -219,9 +225,9 @@ func (tx *Tx) ListConnectedOrganizations(platformID string, livemode bool, f Org
 func (tx *Tx) UpdateOrganization(o *domain.Organization) error {
 	o.UpdatedAt = domain.At(tx.Now)
 	res, err := tx.exec(`UPDATE organizations SET name = ?, document = ?, document_type = ?, email = ?, phone = ?, address = ?,
-		fee_plan = ?, timezone = ?, max_installments = ?, metadata = ?, updated_at = ? WHERE id = ?`,
+		fee_plan = ?, timezone = ?, max_installments = ?, metadata = ?, display_name = ?, updated_at = ? WHERE id = ?`,
 		o.Name, o.Document, o.DocumentType, o.Email, o.Phone, addressJSON(o.Address), feePlanJSON(o.FeePlan),
-		o.DashboardSettings.Timezone, o.MaxInstallments, metadataJSON(o.Metadata), tx.now(), o.ID)
+		o.DashboardSettings.Timezone, o.MaxInstallments, metadataJSON(o.Metadata), o.DisplayName, tx.now(), o.ID)
 	if err != nil {
 		return translate(err, "update organization")
 	}

@@ -9,7 +9,7 @@ import (
 
 // payJSON encodes a sub-object for a JSON column; nil pointers and nil slices become NULL.
 func payJSON(v any) (*string, error) {
-	b, err := json.Marshal(v)
+	b, err := domain.MarshalJSON(v)
 	if err != nil {
 		return nil, fmt.Errorf("db: encode: %w", err)
 	}

@@ -20,6 +20,8 @@ const (
 	StateUnavailable   = "unavailable"
 	StateNotFound      = "not_found"
 	StateForbidden     = "forbidden"
+	// StateNotActive is a live session whose organization cannot take payments yet.
+	StateNotActive = "not_active"
 )
 
 // Brand is the merged look of a page: the session's branding override over the organization's
@@ -134,17 +136,19 @@ type Checkout struct {
 	Attempt      string
 	LangParam    string
 	// URLs of actions and links.
-	PageURL       string
-	ConfirmURL    string
-	SimulateURL   string
-	StatusURL     string
-	CancelURL     string
-	SuccessURL    string
-	AssetBase     string
-	ExpiresAt     string
-	Pix           *Pix
-	Boleto        *Boleto
-	Card          *CardPaid
+	PageURL     string
+	ConfirmURL  string
+	SimulateURL string
+	StatusURL   string
+	CancelURL   string
+	SuccessURL  string
+	AssetBase   string
+	ExpiresAt   string
+	Pix         *Pix
+	Boleto      *Boleto
+	Card        *CardPaid
+	// PaidWith is the method of a successful PIX or boleto payment ("pix", "boleto").
+	PaidWith      string
 	CustomerEmail string
 	// CSPNonce marks the inline style that carries the brand colours.
 	CSPNonce string

@@ -103,17 +103,18 @@ func TestActivationBrowser(t *testing.T) {
 	step("representative",
 		chromedp.SetValue(`#f-rep_name`, "Ana Paula Ferreira", q),
 		chromedp.SetValue(`#f-rep_document`, "529.982.247-25", q),
-		chromedp.SetValue(`#f-rep_birth_date`, "1984-07-09", q),
+		chromedp.SendKeys(`#f-rep_birth_date`, "09/07/1984", q),
 		chromedp.Click(`[data-testid="activation-next"]`, q),
 		chromedp.WaitVisible(`#f-postal_code`, q),
 		activationShot(t, "activation-address-desktop"), // prefilled from the organization
 	)
 	step("address", chromedp.Click(`[data-testid="activation-next"]`, q), chromedp.WaitVisible(`#f-bank_code`, q))
 	step("bank account",
-		chromedp.SetValue(`#f-bank_code`, "341", q),
+		chromedp.SendKeys(`#f-bank_code`, "341 · Itaú Unibanco", q), // one of the list's options
 		chromedp.SetValue(`#f-branch`, "0912", q),
 		chromedp.SetValue(`#f-account_number`, "45678-9", q),
 		chromedp.SetValue(`#f-account_type`, "checking", q),
+		activationShot(t, "activation-bank-desktop"),
 		chromedp.Click(`[data-testid="activation-next"]`, q),
 		chromedp.WaitVisible(`#f-document_file`, q),
 	)

@@ -325,7 +325,7 @@ func TestBrowserCheckoutLiveAndOtherScreens(t *testing.T) {
 	br.shoot("expired")
 
 	c := e.coSimple(e.Test, nil)
-	br.do("canceled", chromedp.Navigate(c.Str("url")), chromedp.WaitVisible(tid("cancel-link"), chromedp.ByQuery), chromedp.Click(tid("cancel-link"), chromedp.ByQuery), chromedp.WaitVisible(tid("page-canceled"), chromedp.ByQuery))
+	br.do("canceled", chromedp.Navigate(e.URL()+"/checkout/"+c.Str("id")+"/canceled?secret="+c.Str("client_secret")), chromedp.WaitVisible(tid("page-canceled"), chromedp.ByQuery))
 	br.shoot("canceled")
 
 	l := e.Do("POST", "/v1/payment-links", e.Test, map[string]any{"line_items": []any{map[string]any{"price": e.coPrice(e.Test, "Ingresso", 5000, nil)}}})

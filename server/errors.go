@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -14,7 +13,7 @@ import (
 
 // writeJSON answers status with v encoded as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
+	body, err := domain.MarshalJSON(v)
 	if err != nil {
 		status, body = http.StatusInternalServerError, mustErrorBody(domain.Internal())
 	}
@@ -32,7 +31,7 @@ func writeRaw(w http.ResponseWriter, status int, body []byte) {
 }
 
 func mustErrorBody(e *domain.Error) []byte {
-	b, _ := json.Marshal(struct {
+	b, _ := domain.MarshalJSON(struct {
 		Error *domain.Error `json:"error"`
 	}{e})
 	return b

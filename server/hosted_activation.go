@@ -419,8 +419,18 @@ func (s *Server) activationView(f *core.ActivationForm, token string, step int, 
 		for _, o := range fd.Options {
 			pf.Options = append(pf.Options, pages.ActivationOption{Value: o.Value, Label: o.Label, Selected: o.Value == f.Values[fd.Name]})
 		}
-		if fd.Kind == activation.KindFile {
+		switch fd.Kind {
+		case activation.KindFile:
 			pf.Value, pf.Uploaded = "", f.Values[activation.DraftDocumentFileName]
+		case activation.KindDate:
+			pf.Value = activation.DisplayDate(pf.Value)
+		case activation.KindBank:
+			for _, o := range activation.Banks {
+				pf.Options = append(pf.Options, pages.ActivationOption{Value: o.Value, Label: o.Label})
+			}
+			if code := activation.BankCode(pf.Value); code != "" {
+				pf.Value = activation.BankLabel(code)
+			}
 		}
 		p.Fields = append(p.Fields, pf)
 	}
@@ -455,7 +465,7 @@ func activationSummary(f *core.ActivationForm, doc string) []pages.ActivationSum
 		{Label: "Representante legal", Value: strings.Join(nonEmpty(v["rep_name"], prefixed("CPF ", v["rep_document"])), " · ")},
 		{Label: "Data de nascimento", Value: birth},
 		{Label: "Endereço", Value: addr},
-		{Label: "Conta para repasses", Value: strings.Join(nonEmpty(prefixed("Banco ", v["bank_code"]), prefixed("Agência ", v["branch"]),
+		{Label: "Conta para repasses", Value: strings.Join(nonEmpty(prefixed("Banco ", activation.BankLabel(activation.BankCode(v["bank_code"]))), prefixed("Agência ", v["branch"]),
 			prefixed("Conta ", v["account_number"]), label(activation.AccountTypes, v["account_type"])), " · ")},
 	}
 	out := rows[:0]

@@ -227,7 +227,7 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 	paths := hostedPaths{id: cs.ID, secret: cs.ClientSecret, lang: langParam}
 	c := &pages.Checkout{
 		Lang: lang, State: hostedState(cs, v.pi), Livemode: cs.Livemode, SessionID: cs.ID,
-		Brand: mergeBrand(v.org.Name, v.brand, cs.Branding), Template: "minimal",
+		Brand: mergeBrand(v.org.ShownName(), v.brand, cs.Branding), Template: "minimal",
 		Mode: cs.Mode, SubmitType: cs.SubmitType, Subtotal: cs.SubtotalAmount, Discount: cs.DiscountAmount, Tax: cs.TaxAmount, Total: cs.TotalAmount,
 		Methods: cs.PaymentMethodTypes, RequireBillingAddress: cs.RequireBillingAddress, RequireDocument: cs.RequireDocument, RequirePhone: cs.RequirePhone,
 		PaymentMethodCollection: cs.PaymentMethodCollection, BoletoDays: checkout.DefaultBoletoDays,
@@ -251,10 +251,8 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 	if !cs.Livemode {
 		c.SimulateURL = checkout.HostedPath(cs.ID) + "/simulate"
 	}
-	if cs.CancelURL != nil {
+	if cs.CancelURL != nil { // without one there is no store to go back to: no "back" link
 		c.CancelURL = *cs.CancelURL
-	} else if c.State == pages.StateOpen {
-		c.CancelURL = paths.canceled()
 	}
 	if cs.CustomerEmail != nil {
 		c.CustomerEmail = *cs.CustomerEmail
@@ -330,6 +328,14 @@ func (s *Server) checkoutView(r *http.Request, v *hostedView, lang pages.Lang, l
 	}
 	if (c.State == pages.StateWaitingPix && c.Pix == nil) || (c.State == pages.StateWaitingBoleto && c.Boleto == nil) {
 		c.State = pages.StateProcessing
+	}
+	if c.State == pages.StateOpen && cs.Livemode && len(c.Methods) == 0 && c.CollectPayment() {
+		// A live session of an organization that cannot take payments yet: say so instead of a
+		// form whose button cannot work.
+		c.State = pages.StateNotActive
+	}
+	if c.State == pages.StateSuccess && c.Card == nil && v.pi != nil && v.pi.PaymentMethodType != nil {
+		c.PaidWith = *v.pi.PaymentMethodType
 	}
 	return c
 }
@@ -731,18 +737,26 @@ func (s *Server) handleHostedBoleto() http.Handler {
 			return
 		}
 		c := s.checkoutView(r, v, lang, langParam, "")
-		if c.Boleto == nil {
+		if c.Boleto == nil || v.pi == nil || v.pi.PaymentData == nil || v.pi.PaymentData.Boleto == nil {
 			s.renderMessage(w, r, http.StatusNotFound, pages.StateNotFound)
 			return
 		}
-		payer := ""
-		if v.cs.CustomerName != nil {
-			payer = *v.cs.CustomerName
+		p, err := boletoPage(v.pi, v.org, s.cfg.Calendar)
+		if err != nil {
+			s.hostedFailure(w, r, err)
+			return
 		}
-		if v.cs.CustomerDocument != nil {
-			payer += " · " + *v.cs.CustomerDocument
+		if c.Boleto.PixQRURL != "" { // the session's own QR address (no intent secret on its pages)
+			p.PixQRURL = c.Boleto.PixQRURL
 		}
-		s.render(w, r, http.StatusOK, pages.BoletoPrint(c, strings.TrimPrefix(payer, " · ")))
+		if c.Brand.Name != v.org.ShownName() { // the session's branding names the seller
+			p.Payee = c.Brand.Name
+		}
+		if p.PayerName == "" && v.cs.CustomerName != nil {
+			p.PayerName = *v.cs.CustomerName
+		}
+		p.BackURL, p.BackLabel = c.PageURL, c.Lang.T("print_back")
+		s.render(w, r, http.StatusOK, pages.PaymentBoleto(p))
 	})
 }
 
@@ -819,6 +833,16 @@ func (s *Server) handlePaymentLinkOpen() http.Handler {
 }
 
 // handleCheckoutAsset serves the hosted checkout's CSS and script.
+// handleFavicon serves troco's icon to the browsers of hosted pages.
+func handleFavicon() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = w.Write(static.FaviconSVG)
+	})
+}
+
 func (s *Server) handleCheckoutAsset() http.Handler {
 	type asset struct {
 		body []byte
@@ -829,7 +853,8 @@ func (s *Server) handleCheckoutAsset() http.Handler {
 		sum := sha256.Sum256(b)
 		return asset{body: b, ct: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 	}
-	assets := map[string]asset{"checkout.css": mk(static.CheckoutCSS, "text/css; charset=utf-8"), "checkout.js": mk(static.CheckoutJS, "text/javascript; charset=utf-8")}
+	assets := map[string]asset{"checkout.css": mk(static.CheckoutCSS, "text/css; charset=utf-8"), "checkout.js": mk(static.CheckoutJS, "text/javascript; charset=utf-8"),
+		"boleto.css": mk(static.BoletoCSS, "text/css; charset=utf-8")}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, ok := assets[httprouter.ParamsFromContext(r.Context()).ByName("file")]
 		if !ok {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -55,7 +54,7 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, op func(tx *d
 		})
 		switch {
 		case opErr == nil && spErr == nil:
-			b, err := json.Marshal(result)
+			b, err := domain.MarshalJSON(result)
 			if err != nil {
 				return err
 			}

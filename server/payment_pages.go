@@ -130,6 +130,7 @@ func (s *Server) handleBoletoPage() http.Handler {
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'")
 		w.WriteHeader(http.StatusOK)
 		w.Write(buf.Bytes())
 	})
@@ -149,8 +150,22 @@ func boletoPage(pi *domain.PaymentIntent, org *domain.Organization, cal *calenda
 	if d, err := boleto.ParseDate(b.DueDate); err == nil {
 		due = d.Time().Format("02/01/2006")
 	}
-	p := pages.PaymentBoletoPage{Livemode: pi.Livemode, Payee: org.Name, Amount: formatBRL(pi.Amount), DueDate: due, DigitableLine: line,
-		BarcodeSVG: svg, Reference: pi.ID, PixCode: b.PixCode}
+	p := pages.PaymentBoletoPage{Livemode: pi.Livemode, BankName: "troco", BankCode: boleto.BankCodeWithDV(b.Barcode[:3]),
+		Payee: org.ShownName(), Amount: formatBRL(pi.Amount), DueDate: due, DigitableLine: line, BarcodeSVG: svg, Reference: pi.ID, PixCode: b.PixCode,
+		NossoNumero: boleto.NossoNumero(b.Barcode), DocumentNumber: documentNumber(pi.ID), DocumentDate: pi.CreatedAt.Time.Format("02/01/2006"),
+		PaymentPlace: "Pagável em qualquer banco, lotérica ou aplicativo de banco até o vencimento"}
+	if !pi.Livemode {
+		p.PaymentPlace = "Boleto simulado (ambiente de testes): não pode ser pago em um banco"
+	}
+	if org.Document != nil {
+		if doc, err := document.Parse(*org.Document); err == nil {
+			p.PayeeDocument = doc.Mask()
+		}
+	}
+	if org.ShownName() != org.Name {
+		p.Payee += " (" + org.Name + ")"
+	}
+	p.PayeeAddress = formatAddress(org.Address)
 	if b.PixCode != "" {
 		p.PixQRURL = payments.PixImagePath(pi.ID) + "?client_secret=" + url.QueryEscape(pi.ClientSecret)
 	}
@@ -165,16 +180,15 @@ func boletoPage(pi *domain.PaymentIntent, org *domain.Organization, cal *calenda
 			p.PayerDocument = doc.Mask()
 		}
 	}
-	if a := pi.Buyer.Address; a != nil {
-		parts := []string{strings.TrimSpace(a.Line1 + ", " + a.Number), a.Line2, a.Neighborhood, a.City + "/" + a.State, "CEP " + a.PostalCode}
-		var kept []string
-		for _, s := range parts {
-			if strings.Trim(s, ", /") != "" {
-				kept = append(kept, s)
-			}
-		}
-		p.PayerAddress = strings.Join(kept, " · ")
+	p.PayerAddress = formatAddress(pi.Buyer.Address)
+	p.Instructions = []string{"Não receber após o vencimento.", "Pagamento de " + p.Amount + " a " + org.ShownName() + "."}
+	if p.PixCode != "" {
+		p.Instructions = append(p.Instructions, "Pague com o código de barras ou com o PIX abaixo: o mesmo valor, uma vez só.")
 	}
+	if pi.Description != nil && strings.TrimSpace(*pi.Description) != "" {
+		p.Instructions = append(p.Instructions, "Referente a: "+*pi.Description)
+	}
+	p.Instructions = append(p.Instructions, "Referência do pagamento: "+pi.ID)
 	switch pi.Status {
 	case domain.PIStatusSucceeded:
 		p.Notice = "Este boleto já foi pago."
@@ -184,6 +198,32 @@ func boletoPage(pi *domain.PaymentIntent, org *domain.Organization, cal *calenda
 		p.Notice = "Este boleto expirou e não pode mais ser pago."
 	}
 	return p, nil
+}
+
+// documentNumber is the boleto's "número do documento": the last ten characters of the payment
+// intent id, upper case (the field holds at most 15 characters on bank forms).
+func documentNumber(id string) string {
+	return strings.ToUpper(id[max(0, len(id)-10):])
+}
+
+// formatAddress writes a Brazilian postal address on one line: "Avenida Paulista, 1000 · Bela
+// Vista · São Paulo/SP · CEP 01310-100".
+func formatAddress(a *domain.Address) string {
+	if a == nil {
+		return ""
+	}
+	cep := a.PostalCode
+	if len(cep) == 8 {
+		cep = cep[:5] + "-" + cep[5:]
+	}
+	parts := []string{strings.TrimSpace(a.Line1 + ", " + a.Number), a.Line2, a.Neighborhood, a.City + "/" + a.State, "CEP " + cep}
+	var kept []string
+	for _, s := range parts {
+		if s := strings.Trim(s, ", /"); s != "" && s != "CEP" {
+			kept = append(kept, strings.TrimSpace(s))
+		}
+	}
+	return strings.Join(kept, " · ")
 }
 
 // formatBRL writes centavos the Brazilian way: R$ 1.234,56.

@@ -140,7 +140,9 @@ func checkArtefacts(t *testing.T, e *testEnv, r resp, method string, amount int6
 	is.True(strings.HasPrefix(res.Header.Get("Content-Type"), "text/html"))
 	formatted, _ := boleto.FormatLine(line)
 	money := fmt.Sprintf("R$ %d,%02d", amount/100, amount%100)
-	for _, want := range []string{formatted, "<svg", "Imprimir", "529.982.247-25", "Ana Souza", money, `data-testid="sandbox-banner"`} {
+	want := append(strings.Fields(formatted), "<svg", "Imprimir", "529.982.247-25", "Ana Souza", money, `data-testid="sandbox-banner"`,
+		"Recibo do Pagador", "Ficha de Compensação", "999-7", boleto.NossoNumero(barcode))
+	for _, want := range want {
 		is.True(strings.Contains(string(html), want)) // printable page content
 	}
 	res, err = e.Client.Get(strings.Split(page, "?")[0] + "?client_secret=wrong")

@@ -32,6 +32,8 @@ func (s *Server) routes() http.Handler {
 
 	r.Handler(http.MethodGet, "/healthz", s.handleHealthz())
 	r.Handler(http.MethodGet, "/readyz", s.handleReadyz())
+	r.Handler(http.MethodGet, "/favicon.svg", handleFavicon())
+	r.Handler(http.MethodGet, "/favicon.ico", handleFavicon())
 
 	v1("GET", "/v1/customers", read, s.handleCustomerList())
 	v1("POST", "/v1/customers", write, s.handleCustomerCreate())

@@ -19,3 +19,13 @@ var CheckoutJS []byte
 //
 //go:embed dashboard.css
 var DashboardCSS []byte
+
+// FaviconSVG is troco's icon, served at /favicon.svg (and /favicon.ico) for every hosted page.
+//
+//go:embed favicon.svg
+var FaviconSVG []byte
+
+// BoletoCSS is the stylesheet of the printable boleto.
+//
+//go:embed boleto.css
+var BoletoCSS []byte

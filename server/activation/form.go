@@ -21,7 +21,8 @@ const (
 	KindText     = "text"
 	KindEmail    = "email"
 	KindTel      = "tel"
-	KindDate     = "date"
+	KindDate     = "date" // shown as a DD/MM/AAAA text field whatever the browser's locale
+	KindBank     = "bank" // a searchable list of COMPE bank codes (Banks)
 	KindSelect   = "select"
 	KindFile     = "file"
 	KindCheckbox = "checkbox"
@@ -101,7 +102,7 @@ var Steps = []Step{
 		{Name: "state", Label: "UF", Kind: KindSelect, Required: true, Autocomplete: "address-level1", Options: States},
 	}},
 	{Key: "bank", Title: "Conta bancária para repasses", Intro: "A conta deve estar no CPF ou CNPJ da organização.", Fields: []Field{
-		{Name: "bank_code", Label: "Código do banco", Kind: KindText, Required: true, InputMode: "numeric", Hint: "3 dígitos, como 001 ou 341.", MaxLen: 3},
+		{Name: "bank_code", Label: "Banco", Kind: KindBank, Required: true, Hint: "Digite o nome ou o código e escolha na lista, como 341 · Itaú Unibanco.", MaxLen: 80},
 		{Name: "branch", Label: "Agência", Kind: KindText, Required: true, InputMode: "numeric", Hint: "Sem o dígito ou com ele após o hífen: 0001 ou 0001-9.", MaxLen: 7},
 		{Name: "account_number", Label: "Conta com dígito", Kind: KindText, Required: true, Hint: "Exemplo: 12345-6.", MaxLen: 16},
 		{Name: "account_type", Label: "Tipo de conta", Kind: KindSelect, Required: true, Options: AccountTypes},
@@ -206,7 +207,7 @@ func Validate(values map[string]string, now time.Time) (*Result, map[string]stri
 		Profile: domain.ActivationProfile{
 			TradeName:      strings.TrimSpace(values["trade_name"]),
 			Representative: domain.Representative{Name: strings.TrimSpace(values["rep_name"]), Document: rep.Number, BirthDate: birth.Format("2006-01-02")},
-			BankAccount: domain.BankAccount{BankCode: values["bank_code"], Branch: NormalizeBranch(values["branch"]),
+			BankAccount: domain.BankAccount{BankCode: BankCode(values["bank_code"]), Branch: NormalizeBranch(values["branch"]),
 				AccountNumber: NormalizeAccount(values["account_number"]), AccountType: values["account_type"]},
 			DocumentFile: values[DraftDocumentFile],
 		},
@@ -297,8 +298,8 @@ func check(name, v string, now time.Time) string {
 			return "Selecione uma UF válida."
 		}
 	case "bank_code":
-		if !reBankCode.MatchString(v) {
-			return "O código do banco tem 3 dígitos, como 001 ou 341."
+		if BankCode(v) == "" {
+			return "Escolha o banco na lista (digite o nome ou o código de 3 dígitos, como 341)."
 		}
 	case "branch":
 		if !reBranch.MatchString(v) {
@@ -335,6 +336,15 @@ func cpfMessage(v string) string {
 }
 
 // parseDate reads YYYY-MM-DD (the date input) or DD/MM/AAAA (typed by hand).
+// DisplayDate writes a stored or typed date as the form shows it, DD/MM/AAAA (what does not parse
+// is shown as typed).
+func DisplayDate(v string) string {
+	if t, err := parseDate(v); err == nil {
+		return t.Format("02/01/2006")
+	}
+	return v
+}
+
 func parseDate(v string) (time.Time, error) {
 	v = strings.TrimSpace(v)
 	if t, err := time.Parse("2006-01-02", v); err == nil {

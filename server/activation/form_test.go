@@ -50,7 +50,9 @@ func TestValidateMessages(t *testing.T) {
 		{"rep_birth_date", "2030-01-01", "A data de nascimento não pode estar no futuro."},
 		{"postal_code", "0131-100", "O CEP deve ter 8 dígitos, como 01310-100."},
 		{"state", "XX", "Selecione uma UF válida."},
-		{"bank_code", "1", "O código do banco tem 3 dígitos, como 001 ou 341."},
+		{"bank_code", "1", "Escolha o banco na lista (digite o nome ou o código de 3 dígitos, como 341)."},
+		{"bank_code", "999", "Escolha o banco na lista (digite o nome ou o código de 3 dígitos, como 341)."},
+		{"bank_code", "3412", "Escolha o banco na lista (digite o nome ou o código de 3 dígitos, como 341)."},
 		{"branch", "12345678", "Use no máximo 7 caracteres."},
 		{"branch", "12a", "Agência inválida: use até 5 dígitos e, se houver, o dígito após o hífen (0001-9)."},
 		{"account_number", "12-34", "Conta inválida: informe os números e o dígito, como 12345-6."},
@@ -95,4 +97,22 @@ func TestPrefill(t *testing.T) {
 	is.Equal(v["rep_document"], "529.982.247-25") // a person's own CPF
 	is.Equal(v["rep_name"], "Maria ME")
 	is.Equal(v["bank_code"], "237")
+}
+
+func TestBankCodeFromTheList(t *testing.T) {
+	for in, want := range map[string]string{"341": "341", "341 · Itaú Unibanco": "341", " 001 - Banco do Brasil": "001", "999": "", "34": "", "3410": "", "Itaú": ""} {
+		if got := BankCode(in); got != want {
+			t.Errorf("BankCode(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if BankLabel("260") != "260 · Nubank (Nu Pagamentos)" || BankLabel("999") != "999" {
+		t.Error("BankLabel")
+	}
+	seen := map[string]bool{}
+	for _, b := range Banks {
+		if len(b.Value) != 3 || seen[b.Value] {
+			t.Errorf("bank code %q", b.Value)
+		}
+		seen[b.Value] = true
+	}
 }

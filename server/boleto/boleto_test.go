@@ -441,3 +441,22 @@ func TestSVG(t *testing.T) {
 	_, err = SVG(exampleBarcode, 0)
 	is.True(errors.Is(err, ErrFormat)) // no height
 }
+
+func TestPrintedNumbers(t *testing.T) {
+	for code, want := range map[string]string{"001": "001-9", "237": "237-2", "341": "341-7", "104": "104-0", "999": "999-7"} {
+		if got := BankCodeWithDV(code); got != want {
+			t.Errorf("BankCodeWithDV(%s) = %s, want %s", code, got, want)
+		}
+	}
+	b, err := New("pi_test", Date{Year: 2026, Month: 12, Day: 1}, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nn := NossoNumero(b.Barcode)
+	if len(nn) != 13 || nn[:11] != b.Barcode[19:30] || nn[11] != '-' {
+		t.Errorf("NossoNumero = %q", nn)
+	}
+	if NossoNumero("123") != "" {
+		t.Error("a short barcode has no nosso número")
+	}
+}

@@ -1,5 +1,10 @@
 package card
 
+import (
+	"slices"
+	"strings"
+)
+
 // Outcome is what a simulated card charge does to its payment intent in test mode.
 type Outcome string
 
@@ -227,4 +232,20 @@ var disputeCards = map[string]Dispute{
 func DisputeFor(number string) (Dispute, bool) {
 	d, ok := disputeCards[number]
 	return d, ok
+}
+
+// DisputeCard is one dispute test card and the dispute it opens.
+type DisputeCard struct {
+	Number string
+	Dispute
+}
+
+// DisputeCards returns the dispute test cards in number order, for docs that list them.
+func DisputeCards() []DisputeCard {
+	out := make([]DisputeCard, 0, len(disputeCards))
+	for n, d := range disputeCards {
+		out = append(out, DisputeCard{Number: n, Dispute: d})
+	}
+	slices.SortFunc(out, func(a, b DisputeCard) int { return strings.Compare(a.Number, b.Number) })
+	return out
 }

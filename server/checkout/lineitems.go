@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"troco/db"
+	"troco/server/core"
 	"troco/server/domain"
 )
 
@@ -26,7 +27,8 @@ type cart struct {
 
 // resolveCart looks up every price of items in scope and freezes price and product as they
 // are now. Amounts come from the prices only: a body never states an amount.
-func resolveCart(tx *db.Tx, s domain.Scope, items []LineItemParams) (*cart, error) {
+func resolveCart(tx *db.Tx, a domain.Actor, items []LineItemParams) (*cart, error) {
+	s := a.Scope
 	if len(items) == 0 {
 		return nil, domain.Missing("line_items")
 	}
@@ -37,7 +39,11 @@ func resolveCart(tx *db.Tx, s domain.Scope, items []LineItemParams) (*cart, erro
 	products := map[string]*domain.Product{}
 	for i, it := range items {
 		param := fmt.Sprintf("line_items[%d]", i)
-		if it.Price == "" {
+		if it.PriceData != nil {
+			if it.Price != "" {
+				return nil, domain.Invalid(param+"[price_data]", "Give %s[price] or %s[price_data], not both.", param, param)
+			}
+		} else if it.Price == "" {
 			return nil, domain.Missing(param + "[price]")
 		}
 		qty := int64(1)
@@ -47,15 +53,25 @@ func resolveCart(tx *db.Tx, s domain.Scope, items []LineItemParams) (*cart, erro
 		if qty < 1 || qty > MaxQuantity {
 			return nil, domain.Invalid(param+"[quantity]", "quantity must be between 1 and %d.", MaxQuantity)
 		}
-		price, err := tx.FindPriceByID(s, it.Price)
-		if errors.Is(err, db.ErrNotFound) {
-			return nil, domain.NotFound(param+"[price]", "price", it.Price)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !price.IsActive {
-			return nil, domain.Invalid(param+"[price]", "Price %s is not active; activate it or use another price.", price.ID)
+		var price *domain.Price
+		var err error
+		if it.PriceData != nil {
+			var prod *domain.Product
+			if price, prod, err = core.CreateInlinePrice(tx, a, param+"[price_data]", it.PriceData); err != nil {
+				return nil, err
+			}
+			products[price.Product] = prod
+		} else {
+			price, err = tx.FindPriceByID(s, it.Price)
+			if errors.Is(err, db.ErrNotFound) {
+				return nil, domain.NotFound(param+"[price]", "price", it.Price)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if !price.IsActive {
+				return nil, domain.Invalid(param+"[price]", "Price %s is not active; activate it or use another price.", price.ID)
+			}
 		}
 		prod, ok := products[price.Product]
 		if !ok {
@@ -68,7 +84,7 @@ func resolveCart(tx *db.Tx, s domain.Scope, items []LineItemParams) (*cart, erro
 			}
 			products[price.Product] = prod
 		}
-		if !prod.IsActive {
+		if !prod.IsActive && it.PriceData == nil {
 			return nil, domain.Invalid(param+"[price]", "The product %s of price %s is not active.", prod.ID, price.ID)
 		}
 		if c.Currency == "" {

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -33,7 +34,12 @@ func applyLink(tx *db.Tx, a domain.Actor, l *domain.PaymentLink, p LinkParams) e
 			items = append(items, LineItemParams{Price: it.Price, Quantity: &q})
 		}
 	}
-	c, err := resolveCart(tx, a.Scope, items)
+	for i, it := range p.LineItems {
+		if it.PriceData != nil {
+			return domain.Invalid(fmt.Sprintf("line_items[%d][price_data]", i), "A payment link's line items name a price (price_…); create the price first.")
+		}
+	}
+	c, err := resolveCart(tx, a, items)
 	if err != nil {
 		return err
 	}

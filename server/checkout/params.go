@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"troco/server/core"
 	"troco/server/document"
 	"troco/server/domain"
 	"troco/server/fees"
@@ -26,8 +27,10 @@ const (
 
 // LineItemParams is one entry of line_items in a create body.
 type LineItemParams struct {
-	Price    string `json:"price"`
-	Quantity *int64 `json:"quantity"`
+	Price string `json:"price"`
+	// PriceData creates an archived price (and product) for this session instead of naming one.
+	PriceData *core.InlinePriceData `json:"price_data"`
+	Quantity  *int64                `json:"quantity"`
 }
 
 // Config is the part of a session's body that a payment link also stores and hands to every

@@ -65,7 +65,7 @@ func createSession(tx *db.Tx, a domain.Actor, base string, p SessionParams, link
 	if err != nil {
 		return nil, err
 	}
-	c, err := resolveCart(tx, a.Scope, p.LineItems)
+	c, err := resolveCart(tx, a, p.LineItems)
 	if err != nil {
 		return nil, err
 	}

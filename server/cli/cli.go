@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -30,38 +31,46 @@ type Env struct {
 	Ready func(addr string)
 }
 
-const usage = `troco: a payments platform for Brazil and its own sandbox.
+// synopses are the usage lines of every command, printed by `troco -h`, by `troco <group> -h`
+// and at the top of each command's own -h.
+var synopses = []struct{ name, line string }{
+	{"serve", "troco serve [flags]                      run the HTTPS server (test key printed at the first start)"},
+	{"version", "troco version                            print the version"},
+	{"backup", "troco backup --to FILE [--data-dir D] [--db F]\n                       consistent online backup (database, master key, uploaded files), also while serve runs"},
+	{"restore", "troco restore --from FILE [--data-dir D] [--db F] [--force]\n                       check a backup and restore it (serve on that database must be stopped)"},
+	{"org create", "troco org create --name N [--display-name D] [--document D] [--platform] [--connected-to plat_…] [--activation-status S]"},
+	{"org update", "troco org update org_… [--display-name D] [--name N]   the name buyers see on checkout, PIX and boleto"},
+	{"org set-status", "troco org set-status org_… --status active|disabled|in_review|not_submitted [--env live|test|both]\n                       [--disabled-reason R] [--missing a,b]   record a review (emits organization.updated)"},
+	{"platform configure", "troco platform configure plat_… --split-rules '{\"default\":{\"rate\":150,\"fixed\":50}}'\n                       the platform's share of its connected organizations' payments (see -h)"},
+	{"key create", "troco key create --org org_… [--env live|test] [--scopes read,write|admin|platform_admin] [--name N] [--expires-at RFC3339]\n                       the default environment is live: pass --env test for a sandbox key"},
+	{"key revoke", "troco key revoke key_… [--reason R]"},
+	{"key list", "troco key list --org org_…"},
+	{"user create", "troco user create --org org_… --email E --role owner|admin|developer|viewer [--base-url U]\n                       add a dashboard user; prints a one-time sign-in link (15 min)"},
+	{"user signin-link", "troco user signin-link user_… [--base-url U]   a new one-time sign-in link for a user"},
+	{"events tail", "troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]\n                       follow new events live, like a log (Ctrl-C to stop)"},
+	{"processors check", "troco processors check [live processor flags]\n                       verify the live processors' credentials with the providers"},
+	{"dev psp", "troco dev psp [--dir D] [--cielo] [--troco-ca F]\n                       run doubles of a PSP's API Pix (and Cielo) on loopback and print the serve flags to try live mode locally"},
+	{"trigger", "troco trigger <event-type> [--org org_…] [--wait 10s] [--base-url U] [--data-dir D] [--sim-delay 3m]\n                       create test-mode objects that emit the event and show the deliveries of a running serve"},
+}
 
-Usage:
-  troco serve [flags]                      run the HTTPS server
-  troco backup --to FILE [--data-dir D] [--db F]
-                                           consistent online backup (database + master key), also while serve runs
-  troco restore --from FILE [--data-dir D] [--db F] [--force]
-                                           check a backup and restore it (serve on that database must be stopped)
-  troco org create --name N [--document D] [--platform] [--connected-to plat_…] [--activation-status S]
-  troco org set-status org_… --status active|disabled|in_review|not_submitted [--env live|test|both]
-                       [--disabled-reason R] [--missing a,b]   record a review (emits organization.updated)
-  troco platform configure plat_… --split-rules '<json>'
-  troco key create --org org_… --env test|live [--scopes read,write|admin|platform_admin] [--name N] [--expires-at RFC3339]
-  troco key revoke key_… [--reason R]
-  troco key list --org org_…
-  troco user create --org org_… --email E --role owner|admin|developer|viewer [--base-url U]
-                                           add a dashboard user; prints a one-time sign-in link (15 min)
-  troco user signin-link user_… [--base-url U]   a new one-time sign-in link for a user
-  troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]
-                                           follow new events live, like a log (Ctrl-C to stop)
-  troco processors check [live processor flags]
-                                           verify the live processors' credentials with the providers
-  troco dev psp [--dir D] [--cielo] [--troco-ca F]
-                                           run doubles of a PSP's API Pix (and Cielo) on loopback and
-                                           print the serve flags to try live mode locally
-  troco trigger <event-type> [--org org_…] [--wait 10s] [--base-url U] [--data-dir D] [--sim-delay 3m]
-                                           create test-mode objects that emit the event and show
-                                           the deliveries of a running serve to your endpoints
+// usageOf is the usage of the commands whose name starts with prefix ("" for all).
+func usageOf(prefix string) string {
+	var b strings.Builder
+	b.WriteString("troco: a payments platform for Brazil and its own sandbox.\n\nUsage:\n")
+	for _, s := range synopses {
+		if prefix == "" || s.name == prefix || strings.HasPrefix(s.name, prefix+" ") {
+			b.WriteString("  " + s.line + "\n")
+		}
+	}
+	b.WriteString(`
+Administration commands take --db (TROCO_DB) and --json, and work while serve runs; they use the
+base URL, simulated delay and data directory that serve recorded in the database.
+Every command answers -h with its flags (troco serve -h, troco key create -h, …).
+`)
+	return b.String()
+}
 
-Administration commands take --db (TROCO_DB) and --json, and work while serve runs.
-Run 'troco serve -h' for the server flags.
-`
+var usage = usageOf("")
 
 // Run executes the command line in env.Args (without the program name).
 func Run(ctx context.Context, env Env) error {
@@ -78,43 +87,64 @@ func Run(ctx context.Context, env Env) error {
 }
 
 func dispatch(ctx context.Context, env Env, args []string) error {
-	switch cmd := strings.Join(args[:min(2, len(args))], " "); {
-	case args[0] == "serve":
-		return serve(ctx, env, args[1:])
-	case args[0] == "backup":
-		return backupCmd(ctx, env, args[1:])
-	case args[0] == "restore":
-		return restoreCmd(ctx, env, args[1:])
-	case cmd == "org set-status":
-		return orgSetStatus(ctx, env, args[2:])
-	case cmd == "org create":
-		return orgCreate(ctx, env, args[2:])
-	case cmd == "platform configure":
-		return platformConfigure(ctx, env, args[2:])
-	case cmd == "key create":
-		return keyCreate(ctx, env, args[2:])
-	case cmd == "key revoke":
-		return keyRevoke(ctx, env, args[2:])
-	case cmd == "key list":
-		return keyList(ctx, env, args[2:])
-	case cmd == "user create":
-		return userCreate(ctx, env, args[2:])
-	case cmd == "user signin-link":
-		return userSigninLink(ctx, env, args[2:])
-	case cmd == "events tail":
-		return eventsTail(ctx, env, args[2:])
-	case cmd == "processors check":
-		return processorsCheck(ctx, env, args[2:])
-	case cmd == "dev psp":
-		return devPSP(ctx, env, args[2:])
-	case args[0] == "trigger":
-		return triggerEvent(ctx, env, args[1:])
-	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
+	commands := map[string]func(context.Context, Env, []string) error{
+		"serve": serve, "trigger": triggerEvent, "version": version, "backup": backupCmd, "restore": restoreCmd,
+		"org set-status": orgSetStatus, "org create": orgCreate, "org update": orgUpdate,
+		"platform configure": platformConfigure,
+		"key create":         keyCreate, "key revoke": keyRevoke, "key list": keyList,
+		"user create": userCreate, "user signin-link": userSigninLink,
+		"events tail": eventsTail, "processors check": processorsCheck, "dev psp": devPSP,
+	}
+	if fn, ok := commands[args[0]]; ok {
+		return fn(ctx, env, args[1:])
+	}
+	if len(args) > 1 {
+		if fn, ok := commands[args[0]+" "+args[1]]; ok {
+			return fn(ctx, env, args[2:])
+		}
+	}
+	isHelp := func(a string) bool { return a == "help" || a == "-h" || a == "--help" || a == "-help" }
+	switch {
+	case isHelp(args[0]) && len(args) == 1:
 		fmt.Fprint(env.Stdout, usage)
 		return nil
+	case args[0] == "--version" || args[0] == "-version":
+		return version(ctx, env, nil)
+	}
+	if group := usageOf(args[0]); group != usageOf("\x00") {
+		if len(args) == 1 || isHelp(args[1]) {
+			fmt.Fprint(env.Stdout, group)
+			if len(args) == 1 {
+				return fmt.Errorf("%q needs a sub-command", args[0])
+			}
+			return nil
+		}
+		fmt.Fprint(env.Stderr, group)
+		return fmt.Errorf("unknown command %q", strings.Join(args, " "))
 	}
 	fmt.Fprint(env.Stderr, usage)
 	return fmt.Errorf("unknown command %q", strings.Join(args, " "))
+}
+
+// Version is troco's version; release builds set it with -ldflags "-X troco/server/cli.Version=…".
+var Version = "dev"
+
+func version(_ context.Context, env Env, args []string) error {
+	fs := newFlags(env, "version")
+	if _, err := fs.parse(args); err != nil {
+		return err
+	}
+	line := "troco " + Version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				line += " (" + s.Value[:12] + ")"
+			}
+		}
+		line += " " + bi.GoVersion
+	}
+	fmt.Fprintln(env.Stdout, line)
+	return nil
 }
 
 // flagSet makes a FlagSet whose defaults come from TROCO_<FLAG> when set.
@@ -128,6 +158,22 @@ type flagSet struct {
 func newFlags(env Env, name string) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		out := fs.Output()
+		for _, s := range synopses {
+			if s.name == name {
+				fmt.Fprintf(out, "Usage:\n  %s\n", s.line)
+			}
+		}
+		switch name {
+		case "platform configure":
+			fmt.Fprint(out, splitRulesHelp)
+		case "trigger":
+			fmt.Fprintf(out, "\nSupported event types: %s\n", supportedTriggers())
+		}
+		fmt.Fprintf(out, "\nFlags of troco %s:\n", name)
+		fs.PrintDefaults()
+	}
 	return &flagSet{FlagSet: fs, env: env}
 }
 
@@ -176,6 +222,13 @@ func (f *flagSet) duration(name string, def time.Duration, help string) *time.Du
 		}
 	}
 	return f.Duration(name, def, help+" ("+envName(name)+")")
+}
+
+// given reports whether the flag name was set on the command line or through its TROCO_ variable.
+func (f *flagSet) given(name string) bool {
+	set := f.env.Getenv(envName(name)) != ""
+	f.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
 }
 
 // badEnv records a TROCO_* variable whose value is not what the flag takes.
@@ -245,6 +298,7 @@ func orgCreate(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "org create")
 	dbPath := fs.str("db", defaultDB, "SQLite file")
 	name := fs.String("name", "", "organization name (required)")
+	displayName := fs.String("display-name", "", "the name buyers see on checkout, PIX and boleto (default: --name)")
 	doc := fs.String("document", "", "CPF or CNPJ (digits; alphanumeric CNPJ allowed)")
 	platform := fs.Bool("platform", false, "make the organization a platform (gets a plat_ id)")
 	connected := fs.String("connected-to", "", "plat_… of the platform that orchestrates this organization")
@@ -260,7 +314,7 @@ func orgCreate(ctx context.Context, env Env, args []string) error {
 	defer d.Close()
 	var org *domain.Organization
 	err = d.Write(ctx, func(tx *db.Tx) error {
-		org, err = core.CreateOrganization(tx, core.OrganizationInput{Name: *name, Document: *doc, Platform: *platform, ConnectedTo: *connected, ActivationStatus: *status})
+		org, err = core.CreateOrganization(tx, core.OrganizationInput{Name: *name, DisplayName: *displayName, Document: *doc, Platform: *platform, ConnectedTo: *connected, ActivationStatus: *status})
 		return err
 	})
 	if err != nil {
@@ -279,23 +333,19 @@ func orgCreate(ctx context.Context, env Env, args []string) error {
 func platformConfigure(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "platform configure")
 	dbPath := fs.str("db", defaultDB, "SQLite file")
-	rules := fs.String("split-rules", "", "split rules as a JSON object (required)")
+	rules := fs.String("split-rules", "", `split rules (required), such as {"default":{"rate":150}}`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 || !strings.HasPrefix(pos[0], domain.PrefixPlatform) {
-		return errors.New("usage: troco platform configure plat_… --split-rules '<json>'")
+		return errors.New("usage: troco platform configure plat_… --split-rules '{\"default\":{\"rate\":150}}'")
 	}
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(*rules), &obj); err != nil {
-		return fmt.Errorf("--split-rules must be a JSON object: %v", err)
+	obj, compact, err := domain.ParseSplitRules(*rules)
+	if err != nil {
+		return err
 	}
-	if obj == nil {
-		return errors.New("--split-rules must be a JSON object, not null")
-	}
-	compact, _ := json.Marshal(obj)
 	d, err := openAdmin(ctx, env, *dbPath)
 	if err != nil {
 		return err
@@ -303,7 +353,7 @@ func platformConfigure(ctx context.Context, env Env, args []string) error {
 	defer d.Close()
 	var org *domain.Organization
 	err = d.Write(ctx, func(tx *db.Tx) error {
-		if err := tx.ConfigureSplitRules(pos[0], string(compact)); err != nil {
+		if err := tx.ConfigureSplitRules(pos[0], compact); err != nil {
 			if errors.Is(err, db.ErrNotFound) {
 				return domain.NotFound("platform", "platform", pos[0])
 			}
@@ -326,7 +376,7 @@ func keyCreate(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "key create")
 	dbPath := fs.str("db", defaultDB, "SQLite file")
 	org := fs.String("org", "", "org_… that owns the key (required)")
-	envFlag := fs.String("env", "live", "test or live")
+	envFlag := fs.String("env", "live", "live (the default: a key for live data) or test (a sandbox key)")
 	scopes := fs.String("scopes", "read,write", "read,write | admin | platform_admin")
 	name := fs.String("name", "", "a name to recognise the key")
 	expires := fs.String("expires-at", "", "optional RFC 3339 expiry in the future")
@@ -356,7 +406,10 @@ func keyCreate(ctx context.Context, env Env, args []string) error {
 	var k *domain.APIKey
 	err = d.Write(ctx, func(tx *db.Tx) error {
 		k, err = core.CreateAPIKey(tx, core.APIKeyInput{OrgID: *org, Livemode: *envFlag == "live", Scopes: strings.Split(*scopes, ","), Name: *name, ExpiresAt: exp})
-		return err
+		if err != nil || k.Livemode {
+			return err
+		}
+		return tx.DeleteSetting(bootstrapKeyUnshownSetting) // a test key now exists and was shown
 	})
 	if err != nil {
 		return explainJSON(env.Stdout, *asJSON, err)
@@ -450,3 +503,11 @@ func keyList(ctx context.Context, env Env, args []string) error {
 	}
 	return nil
 }
+
+// splitRulesHelp explains --split-rules in `troco platform configure -h`.
+var splitRulesHelp = `
+--split-rules is ` + domain.SplitRulesFormat + `. For example
+  {"default":{"rate":150,"fixed":50},"pix":{"rate":100}}
+takes 1.5 % + R$ 0,50 of each card or boleto payment and 1 % of each PIX payment. Anything else
+(an unknown key, a missing rate, a rate above 10000) is refused.
+`

@@ -233,9 +233,9 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "trigger")
 	dbPath := fs.str("db", defaultDB, "SQLite file")
 	org := fs.String("org", "", "org_… to act for (default: the bootstrap organization)")
-	dataDir := fs.str("data-dir", "", "the data directory of serve, for its master key (default: the directory of --db)")
-	baseURL := fs.str("base-url", "https://localhost:8443", "the base URL of the running serve, for the URLs of checkout sessions and PIX/boleto pages")
-	simDelay := fs.duration("sim-delay", 3*time.Minute, "the --sim-delay of the running serve (delayed PIX/boleto settlement)")
+	dataDir := fs.str("data-dir", "", "the data directory of serve, for its master key (default: the one serve recorded, else the directory of --db)")
+	baseURL := fs.str("base-url", "", "the base URL of serve, for the URLs of checkout sessions and PIX/boleto pages (default: the one serve recorded, else https://localhost:8443)")
+	simDelay := fs.duration("sim-delay", 3*time.Minute, "the --sim-delay of serve, for delayed PIX/boleto settlement (default: the one serve recorded)")
 	wait := fs.Duration("wait", 10*time.Second, "how long to wait for the deliveries of a running serve (0: do not wait)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := fs.parse(args)
@@ -253,16 +253,34 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 	case !ok:
 		return fmt.Errorf("unknown event type %q; supported: %s", typ, supportedTriggers())
 	}
-	dir := *dataDir
-	if dir == "" {
-		dir = filepath.Dir(*dbPath)
-	}
-	kit, err := newTriggerKit(dir, *baseURL, *simDelay)
+	d, err := openTrigger(ctx, env, *dbPath)
 	if err != nil {
 		return err
 	}
-	d, err := openTrigger(ctx, env, *dbPath)
+	rec, err := recordedServeSettings(ctx, d)
 	if err != nil {
+		d.Close()
+		return err
+	}
+	dir, base, delay := *dataDir, *baseURL, *simDelay
+	if dir == "" {
+		dir = rec.dataDir
+	}
+	if dir == "" {
+		dir = filepath.Dir(*dbPath)
+	}
+	if base == "" {
+		base = rec.baseURL
+	}
+	if base == "" {
+		base = "https://localhost:8443"
+	}
+	if !fs.given("sim-delay") && rec.simDelay > 0 {
+		delay = rec.simDelay
+	}
+	kit, err := newTriggerKit(dir, base, delay)
+	if err != nil {
+		d.Close()
 		return err
 	}
 	defer d.Close()

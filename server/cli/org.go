@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -79,5 +80,53 @@ func orgSetStatus(ctx context.Context, env Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stdout, "organization %s (%s): %s\n", o.ID, mode, o.ActivationStatus)
 	}
+	return nil
+}
+
+// orgUpdate changes an organization's names: `troco org update org_… [--display-name D] [--name N]`.
+// The display name is what buyers see on the checkout, the PIX code and the boleto; an empty
+// --display-name clears it (the name is shown). Emits organization.updated like the API.
+func orgUpdate(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "org update")
+	dbPath := fs.str("db", defaultDB, "SQLite file")
+	fs.String("display-name", "", "the name buyers see on checkout, PIX and boleto (empty: use --name)")
+	fs.String("name", "", "the organization's (legal) name")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || !strings.HasPrefix(pos[0], domain.PrefixOrganization) {
+		return errors.New("usage: troco org update org_… [--display-name D] [--name N]")
+	}
+	var p core.OrganizationParams
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "display-name":
+			p.DisplayName = domain.Opt[string]{Set: true, V: f.Value.String(), Null: f.Value.String() == ""}
+		case "name":
+			p.Name = domain.Opt[string]{Set: true, V: f.Value.String()}
+		}
+	})
+	if !p.DisplayName.Set && !p.Name.Set {
+		return errors.New("nothing to update: give --display-name and/or --name")
+	}
+	store, err := openAdmin(ctx, env, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	var o *domain.Organization
+	err = store.Write(ctx, func(tx *db.Tx) error {
+		o, err = core.UpdateOrganization(tx, domain.Actor{Scope: domain.Scope{OrgID: pos[0], Livemode: true}}, core.OrgCaller{}, pos[0], p)
+		return err
+	})
+	if err != nil {
+		return explainJSON(env.Stdout, *asJSON, err)
+	}
+	if *asJSON {
+		return printJSON(env.Stdout, o)
+	}
+	fmt.Fprintf(env.Stdout, "organization %s: name %q, shown to buyers as %q\n", o.ID, o.Name, o.ShownName())
 	return nil
 }

@@ -180,7 +180,70 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Bind every listener first: a busy port must fail the start before anything is written, so
+	// a first start never creates the bootstrap organization and its key without showing them.
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w (is another troco running? choose another --addr)", cfg.addr, err)
+	}
+	defer ln.Close()
+	var plainLn net.Listener
+	if cfg.httpAddr != "" {
+		if plainLn, err = net.Listen("tcp", cfg.httpAddr); err != nil {
+			return fmt.Errorf("listen %s: %w (choose another --http-addr)", cfg.httpAddr, err)
+		}
+		defer plainLn.Close()
+	}
+	// The metrics listener: plain HTTP, meant for loopback. The default address is skipped with a
+	// warning when busy; an address given explicitly must bind.
+	var metricsSrv *http.Server
+	var metricsLn net.Listener
+	if cfg.metricsAddr != "" && cfg.metricsAddr != "off" {
+		metricsLn, err = net.Listen("tcp", cfg.metricsAddr)
+		if err != nil && cfg.metricsAddrSet {
+			return fmt.Errorf("listen %s: %w (choose another --metrics-addr, or off)", cfg.metricsAddr, err)
+		}
+		if err != nil {
+			metricsLn = nil
+			log.Warn("metrics listener not started (set --metrics-addr to another address, or off)", "addr", cfg.metricsAddr, "error", err)
+		} else {
+			defer metricsLn.Close()
+		}
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if cfg.baseURL == "" {
+		host := "localhost"
+		if cfg.autocert != "" {
+			host = strings.Split(cfg.autocert, ",")[0]
+		}
+		cfg.baseURL = fmt.Sprintf("https://%s:%d", host, port)
+		if cfg.autocert != "" && port == 443 {
+			cfg.baseURL = "https://" + host
+		}
+	}
+
 	clk := clock.NewOffset(clock.Real{}, 0)
+	tlsConfig, caPath, acme, err := cfg.tlsConfig(clk.Now())
+	if err != nil {
+		return err
+	}
+	if liveSetup.webhookCA != nil {
+		server.PixWebhookTLS(tlsConfig, liveSetup.webhookCA)
+	}
+	// Uploaded files live in <data-dir>/files beside the database (made before the bootstrap,
+	// so a start that cannot make it writes nothing). A throwaway :memory: instance keeps them
+	// in a private temporary directory removed at exit: sharing <data-dir>/files with a real
+	// database would let its start-up sweep delete that database's files.
+	filesDir := filepath.Join(cfg.dataDir, "files")
+	if cfg.dbPath == ":memory:" {
+		if filesDir, err = os.MkdirTemp("", "troco-files-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(filesDir)
+	}
+	if err := os.MkdirAll(filesDir, 0o700); err != nil {
+		return fmt.Errorf("create the files directory: %w", err)
+	}
 	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync, OnEvent: m.Event, OnWriteWait: m.WriteWait})
 	if err != nil {
 		return err
@@ -195,6 +258,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	var org *domain.Organization
 	var bootKey *domain.APIKey
 	var bootLink *core.SigninLink
+	var unshown string // a bootstrap key of an earlier start that was never shown
 	err = store.Write(ctx, func(tx *db.Tx) error {
 		if err := checkMasterKey(tx, keyring, cfg.dataDir); err != nil {
 			return err
@@ -206,62 +270,41 @@ func serve(ctx context.Context, env Env, args []string) error {
 				clk.Advance(time.Duration(secs) * time.Second)
 			}
 		}
+		if v, ok, err := tx.GetSetting(bootstrapKeyUnshownSetting); err != nil {
+			return err
+		} else if ok {
+			unshown = v
+		}
 		fresh, err := tx.CountOrganizations()
 		if err != nil {
 			return err
 		}
-		if org, bootKey, err = core.Bootstrap(tx, cfg.sandboxKey); err != nil {
+		org, bootKey, err = core.Bootstrap(tx, cfg.sandboxKey)
+		if err != nil {
 			return err
 		}
 		if fresh == 0 {
-			_, bootLink, err = core.BootstrapOwner(tx, org.ID)
+			if _, bootLink, err = core.BootstrapOwner(tx, org.ID); err != nil {
+				return err
+			}
 		}
-		return err
+		if bootKey != nil && cfg.sandboxKey == "" {
+			// Cleared once the banner has printed it; a start that dies in between leaves the
+			// mark, and the next start says how to get a key.
+			if err := tx.PutSetting(bootstrapKeyUnshownSetting, bootKey.ID); err != nil {
+				return err
+			}
+		}
+		return recordServeSettings(tx, cfg)
 	})
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", explain(err))
-	}
-
-	tlsConfig, caPath, acme, err := cfg.tlsConfig(clk.Now())
-	if err != nil {
-		return err
-	}
-	if liveSetup.webhookCA != nil {
-		server.PixWebhookTLS(tlsConfig, liveSetup.webhookCA)
-	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", cfg.addr, err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	if cfg.baseURL == "" {
-		host := "localhost"
-		if cfg.autocert != "" {
-			host = strings.Split(cfg.autocert, ",")[0]
-		}
-		cfg.baseURL = fmt.Sprintf("https://%s:%d", host, port)
-		if cfg.autocert != "" && port == 443 {
-			cfg.baseURL = "https://" + host
-		}
 	}
 
 	runner := jobs.NewRunner(clk, log)
 	runner.Observe = m.JobRun
 	registerJobs(runner, store)
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks, OnAttempt: m.WebhookAttempt})
-	// Uploaded files live in <data-dir>/files beside the database. A throwaway :memory: instance
-	// keeps them in a private temporary directory removed at exit: sharing <data-dir>/files with
-	// a real database would let its start-up sweep delete that database's files.
-	filesDir := filepath.Join(cfg.dataDir, "files")
-	if cfg.dbPath == ":memory:" {
-		if filesDir, err = os.MkdirTemp("", "troco-files-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(filesDir)
-	}
-	if err := os.MkdirAll(filesDir, 0o700); err != nil {
-		return fmt.Errorf("create the files directory: %w", err)
-	}
 	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
 		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, Metrics: m}
@@ -291,37 +334,12 @@ func serve(ctx context.Context, env Env, args []string) error {
 		plain = &http.Server{Addr: cfg.httpAddr, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second}
 	}
 
-	// Bind the plain listener before serving anything, so a busy --http-addr fails the start.
-	var plainLn net.Listener
-	if plain != nil {
-		if plainLn, err = net.Listen("tcp", cfg.httpAddr); err != nil {
-			ln.Close()
-			return fmt.Errorf("listen %s: %w", cfg.httpAddr, err)
-		}
-	}
-
-	// The metrics listener: plain HTTP, meant for loopback. The default address is skipped with a
-	// warning when busy; an address given explicitly must bind.
-	var metricsSrv *http.Server
-	var metricsLn net.Listener
-	if cfg.metricsAddr != "" && cfg.metricsAddr != "off" {
-		metricsLn, err = net.Listen("tcp", cfg.metricsAddr)
-		if err != nil && cfg.metricsAddrSet {
-			ln.Close()
-			if plainLn != nil {
-				plainLn.Close()
-			}
-			return fmt.Errorf("listen %s (--metrics-addr): %w", cfg.metricsAddr, err)
-		}
-		if err != nil {
-			log.Warn("metrics listener not started (set --metrics-addr to another address, or off)", "addr", cfg.metricsAddr, "error", err)
-		} else {
-			mux := http.NewServeMux()
-			mux.Handle("GET /metrics", m.Handler())
-			mux.Handle("GET /healthz", srv)
-			mux.Handle("GET /readyz", srv)
-			metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second}
-		}
+	if metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		mux.Handle("GET /healthz", srv)
+		mux.Handle("GET /readyz", srv)
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second}
 	}
 
 	runner.Start()
@@ -358,7 +376,12 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if env.Ready != nil {
 		env.Ready(ln.Addr().String())
 	}
-	printBanner(env, cfg, org, bootKey, caPath)
+	printBanner(env, cfg, org, bootKey, caPath, unshown)
+	if bootKey != nil && cfg.sandboxKey == "" {
+		if err := store.Write(ctx, func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
+			return err
+		}
+	}
 	if metricsSrv != nil {
 		fmt.Fprintf(env.Stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
@@ -491,14 +514,17 @@ func httpsRequired(baseURL string) http.Handler {
 	})
 }
 
-func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domain.APIKey, caPath string) {
+func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domain.APIKey, caPath, unshown string) {
 	w := env.Stdout
-	fmt.Fprintf(w, "troco listening on %s\n", cfg.baseURL)
+	fmt.Fprintf(w, "troco %s listening on %s\n", Version, cfg.baseURL)
 	if caPath != "" {
 		fmt.Fprintf(w, "local CA certificate: %s (use: curl --cacert %s ...)\n", caPath, caPath)
 	}
 	if org != nil {
-		fmt.Fprintf(w, "bootstrap organization: %s (%s)\n", org.ID, org.ActivationStatus)
+		fmt.Fprintf(w, "bootstrap organization: %s %q (%s)\n", org.ID, org.Name, org.ActivationStatus)
+	}
+	if unshown != "" && org != nil {
+		fmt.Fprintf(w, "the test key created at the first start (%s) was never shown; create one with:\n  troco key create --org %s --env test --db %s\n", unshown, org.ID, cfg.dbPath)
 	}
 	if key == nil {
 		return
@@ -584,6 +610,31 @@ func onOff(on bool, name string) string {
 		return "via " + name
 	}
 	return "not configured"
+}
+
+// bootstrapKeyUnshownSetting holds the id of the bootstrap test key between the transaction that
+// creates it and the banner that shows it.
+const bootstrapKeyUnshownSetting = "bootstrap_key_unshown"
+
+// The settings serve records at each start, so that `troco trigger` and the administration
+// commands build the same hosted-page URLs and delays as the running server.
+const (
+	serveBaseURLSetting  = "serve_base_url"
+	serveSimDelaySetting = "serve_sim_delay"
+	serveDataDirSetting  = "serve_data_dir"
+)
+
+func recordServeSettings(tx *db.Tx, cfg *serveConfig) error {
+	dir := cfg.dataDir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for k, v := range map[string]string{serveBaseURLSetting: cfg.baseURL, serveSimDelaySetting: cfg.simDelay.String(), serveDataDirSetting: dir} {
+		if err := tx.PutSetting(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loadCalendar builds the business-day calendar: the national holidays plus, with --holidays, the

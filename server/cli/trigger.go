@@ -79,6 +79,32 @@ func openTrigger(ctx context.Context, env Env, path string) (*db.DB, error) {
 	return d, nil
 }
 
+// serveSettings are what the last `troco serve` on a database recorded (zero when none did).
+type serveSettings struct {
+	baseURL, dataDir string
+	simDelay         time.Duration
+}
+
+func recordedServeSettings(ctx context.Context, d *db.DB) (serveSettings, error) {
+	var s serveSettings
+	err := d.Read(ctx, func(tx *db.Tx) error {
+		for name, dst := range map[string]*string{serveBaseURLSetting: &s.baseURL, serveDataDirSetting: &s.dataDir} {
+			v, _, err := tx.GetSetting(name)
+			if err != nil {
+				return err
+			}
+			*dst = v
+		}
+		v, ok, err := tx.GetSetting(serveSimDelaySetting)
+		if err != nil || !ok {
+			return err
+		}
+		s.simDelay, _ = time.ParseDuration(v)
+		return nil
+	})
+	return s, err
+}
+
 // kept lets a declined payment through: the payments engine records it (failed charge, events)
 // and answers a *domain.Error with KeepChanges, which the API commits and answers 402.
 func kept(err error) error {

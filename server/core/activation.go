@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"troco/db"
@@ -357,6 +358,20 @@ func SubmitActivation(tx *db.Tx, f *ActivationForm, r *activation.Result, reques
 		return &ActivationNotAllowedError{Err: domain.Invalid(activation.DraftDocumentFile, "The identity document was not uploaded in this session.")}
 	}
 	before := organizationView(org)
+	// The legal name replaces name, never what buyers see: without a display name of its own the
+	// organization keeps showing its trade name (nome fantasia) or, without one, its old name.
+	if org.DisplayName == nil || strings.TrimSpace(*org.DisplayName) == "" {
+		shown := strings.TrimSpace(r.Profile.TradeName)
+		if shown == "" && org.Name != r.LegalName {
+			shown = org.Name
+		}
+		if len([]rune(shown)) > 100 {
+			shown = string([]rune(shown)[:100])
+		}
+		if shown != "" {
+			org.DisplayName = strPtr(shown)
+		}
+	}
 	org.Name = r.LegalName
 	org.Email, org.Phone = strPtr(r.Email), strPtr(r.Phone)
 	addr := r.Address

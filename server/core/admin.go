@@ -13,6 +13,7 @@ import (
 // OrganizationInput describes an organization created by an administrator (CLI) or a platform.
 type OrganizationInput struct {
 	Name             string
+	DisplayName      string
 	Document         string
 	Platform         bool
 	ConnectedTo      string // plat_… of the platform that orchestrates it
@@ -26,6 +27,12 @@ func CreateOrganization(tx *db.Tx, in OrganizationInput) (*domain.Organization, 
 		return nil, domain.Missing("name")
 	}
 	o := &domain.Organization{Name: in.Name, ActivationStatus: in.ActivationStatus}
+	if v := strings.TrimSpace(in.DisplayName); v != "" {
+		if err := domain.ValidateText("display_name", v, 100); err != nil {
+			return nil, err
+		}
+		o.DisplayName = &v
+	}
 	switch in.ActivationStatus {
 	case "", domain.ActivationNotSubmitted, domain.ActivationInReview, domain.ActivationActive, domain.ActivationDisabled:
 	default:
@@ -125,6 +132,10 @@ func RevokeAPIKey(tx *db.Tx, id, by, reason string) (*domain.APIKey, error) {
 	return k, notFound(err, "id", "api key", id)
 }
 
+// BootstrapOrgName is the name of the organization the first start creates (buyers see it on the
+// hosted pages until `troco org update … --display-name` or the API changes it).
+const BootstrapOrgName = "Minha Loja"
+
 // Bootstrap creates the first organization and its test key on an empty database. With a
 // sandboxKey it registers that token (for an existing database too, if not yet registered).
 // It returns the created key (nil when nothing was created).
@@ -146,7 +157,7 @@ func Bootstrap(tx *db.Tx, sandboxKey string) (*domain.Organization, *domain.APIK
 		k, err := CreateAPIKey(tx, APIKeyInput{OrgID: org.ID, Livemode: false, Name: "Sandbox key (--sandbox-key)", Token: sandboxKey})
 		return org, k, err
 	}
-	org, err := CreateOrganization(tx, OrganizationInput{Name: "Bootstrap organization"})
+	org, err := CreateOrganization(tx, OrganizationInput{Name: BootstrapOrgName})
 	if err != nil {
 		return nil, nil, err
 	}

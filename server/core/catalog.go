@@ -375,3 +375,78 @@ func optOf[T any](p *T) domain.Opt[T] {
 	}
 	return domain.Opt[T]{Set: true, V: *p}
 }
+
+// InlinePriceData is a checkout line item's price_data (as Stripe's): the price is created with
+// the session, for an existing product or a new one described by product_data.
+type InlinePriceData struct {
+	Product     string             `json:"product"`
+	ProductData *InlineProductData `json:"product_data"`
+	UnitAmount  *int64             `json:"unit_amount"`
+	Currency    string             `json:"currency"`
+	Recurring   *RecurringParams   `json:"recurring"`
+	TaxBehavior string             `json:"tax_behavior"`
+}
+
+// InlineProductData describes the product an inline price creates.
+type InlineProductData struct {
+	Name        string            `json:"name"`
+	Description *string           `json:"description"`
+	Metadata    map[string]string `json:"metadata"`
+}
+
+// CreateInlinePrice creates the price of a line item's price_data (named param) and, with
+// product_data, its product. Both are archived (is_active false), as Stripe's inline prices: they
+// belong to the session, are readable through the API and never offered anywhere else. No event
+// is emitted for them.
+func CreateInlinePrice(tx *db.Tx, a domain.Actor, param string, d *InlinePriceData) (*domain.Price, *domain.Product, error) {
+	switch {
+	case d.Product == "" && d.ProductData == nil:
+		return nil, nil, domain.Missing(param + "[product]")
+	case d.Product != "" && d.ProductData != nil:
+		return nil, nil, domain.Invalid(param+"[product_data]", "Give %s[product] or %s[product_data], not both.", param, param)
+	}
+	inactive := false
+	price, err := newPrice(param, PriceParams{UnitAmount: d.UnitAmount, Currency: d.Currency, Recurring: d.Recurring, TaxBehavior: d.TaxBehavior, IsActive: &inactive})
+	if err != nil {
+		return nil, nil, err
+	}
+	var prod *domain.Product
+	if d.Product != "" {
+		if prod, err = tx.FindProductByID(a.Scope, d.Product); err != nil {
+			return nil, nil, notFound(err, param+"[product]", "product", d.Product)
+		}
+		if !prod.IsActive {
+			return nil, nil, domain.Invalid(param+"[product]", "The product %s is not active.", prod.ID)
+		}
+	} else {
+		pd := d.ProductData
+		name := strings.TrimSpace(pd.Name)
+		if name == "" {
+			return nil, nil, domain.Missing(param + "[product_data][name]")
+		}
+		if err := domain.ValidateText(param+"[product_data][name]", name, 250); err != nil {
+			return nil, nil, err
+		}
+		prod = &domain.Product{Name: name, Description: pd.Description, IsActive: false, Metadata: domain.Metadata{}, Prices: []domain.Price{}}
+		if prod.Description != nil {
+			if err := domain.ValidateText(param+"[product_data][description]", *prod.Description, 5000); err != nil {
+				return nil, nil, err
+			}
+		}
+		if pd.Metadata != nil {
+			md, err := domain.ApplyMetadata(nil, domain.Opt[map[string]string]{Set: true, V: pd.Metadata})
+			if err != nil {
+				return nil, nil, err
+			}
+			prod.Metadata = md
+		}
+		if err := tx.CreateProduct(a.Scope, prod); err != nil {
+			return nil, nil, err
+		}
+	}
+	price.Product = prod.ID
+	if err := tx.CreatePrice(a.Scope, price); err != nil {
+		return nil, nil, err
+	}
+	return price, prod, nil
+}

@@ -141,6 +141,7 @@ func OrganizationFeePlan(o *domain.Organization) FeePlan {
 // OrganizationParams is the body of organization create and update (SPEC 4.9).
 type OrganizationParams struct {
 	Name              domain.Opt[string]            `json:"name"`
+	DisplayName       domain.Opt[string]            `json:"display_name"`
 	Document          domain.Opt[string]            `json:"document"`
 	Email             domain.Opt[string]            `json:"email"`
 	Phone             domain.Opt[string]            `json:"phone"`
@@ -317,6 +318,15 @@ func (p *OrganizationParams) apply(o *domain.Organization, create bool) error {
 		o.Name = name
 	} else if create {
 		return domain.Missing("name")
+	}
+	if p.DisplayName.Set {
+		o.DisplayName = nil
+		if v := strings.TrimSpace(p.DisplayName.V); !p.DisplayName.Null && v != "" {
+			if err := domain.ValidateText("display_name", v, 100); err != nil {
+				return err
+			}
+			o.DisplayName = strPtr(v)
+		}
 	}
 	if p.Document.Set {
 		if p.Document.Null || strings.TrimSpace(p.Document.V) == "" {

@@ -48,7 +48,7 @@ var EventTypes = []EventType{
 
 	{"charge.pending", "A charge is pending (delayed PIX or boleto, processing cards)."},
 	{"charge.succeeded", "A charge succeeded."},
-	{"charge.failed", "A charge failed (SPEC 6.1); payment_error is filled."},
+	{"charge.failed", "A charge failed; payment_error is filled."},
 	{"charge.captured", "An authorized charge was captured."},
 	{"charge.refunded", "A charge was refunded, fully or partly."},
 	{"charge.updated", "A charge's fields changed."},
@@ -81,13 +81,13 @@ var EventTypes = []EventType{
 	{"invoice.payment_failed", "An invoice payment failed."},
 	{"invoice.voided", "An invoice was voided."},
 	{"invoice.marked_uncollectible", "An invoice was marked uncollectible."},
-	{"invoice.overdue", "An open send_invoice invoice reached its due instant unpaid (SPEC 9.2)."},
+	{"invoice.overdue", "An open send_invoice invoice reached its due instant unpaid."},
 	{"invoice.updated", "An invoice changed (description, metadata, or a draft's lines and due date); also when a payment attaches to it."},
 
 	{"subscription.created", "A subscription was created."},
 	{"subscription.updated", "A subscription changed (renewal, status such as past_due)."},
 
-	{"organization.updated", "An organization's financial state changed (activation result, SPEC 6.3)."},
+	{"organization.updated", "An organization's financial state changed (activation result)."},
 
 	{"webhook_endpoint.disabled", "troco disabled a webhook endpoint after a long delivery outage."},
 }

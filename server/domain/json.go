@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"bytes"
 	"encoding/json"
 )
 
@@ -29,4 +30,16 @@ type Deleted struct {
 	ID      string `json:"id"`
 	Object  string `json:"object"`
 	Deleted bool   `json:"deleted"`
+}
+
+// MarshalJSON encodes v as encoding/json does but leaves <, > and & as they are (an API answer
+// is not HTML: "<API_KEY>" must read as written, not "\u003cAPI_KEY\u003e").
+func MarshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }

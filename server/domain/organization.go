@@ -1,5 +1,7 @@
 package domain
 
+import "strings"
+
 // Organization activation statuses of SPEC 2.9.
 const (
 	ActivationNotSubmitted = "not_submitted"
@@ -13,6 +15,7 @@ type Organization struct {
 	ID                string            `json:"id"`
 	Object            string            `json:"object"`
 	Name              string            `json:"name"`
+	DisplayName       *string           `json:"display_name"`
 	Livemode          bool              `json:"livemode"`
 	ActivationStatus  string            `json:"activation_status"`
 	Document          *string           `json:"document"`
@@ -62,4 +65,16 @@ type Address struct {
 // PlatformActive reports whether the organization is a platform allowed to hold platform keys.
 func (o *Organization) PlatformActive() bool {
 	return o.Platform != nil && o.ActivationStatus == ActivationActive && o.SplitRulesConfigured
+}
+
+// ShownName is the name buyers see (checkout, PIX code, boleto): the organization's checkout
+// branding display name, else its display name, else its (legal) name.
+func (o *Organization) ShownName() string {
+	if b := o.CheckoutSettings.Branding.DisplayName; b != nil && strings.TrimSpace(*b) != "" {
+		return *b
+	}
+	if o.DisplayName != nil && strings.TrimSpace(*o.DisplayName) != "" {
+		return *o.DisplayName
+	}
+	return o.Name
 }

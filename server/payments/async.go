@@ -83,7 +83,7 @@ func evpKey(id string) string {
 // from the charge is used. Either way the code is single use and carries the amount.
 func pixCode(org *domain.Organization, origin, chargeID string, amount int64) (code, txid string, err error) {
 	txid = pix.TxID(chargeID)
-	name := org.Name
+	name := org.ShownName()
 	city := "SAO PAULO"
 	if org.Address != nil && org.Address.City != "" {
 		city = org.Address.City

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -488,7 +487,7 @@ func (d *Dispatcher) signingTime(attempt int) time.Time {
 // post sends the event to the endpoint, signed at signedAt; start (the server's clock) picks the
 // signing secrets that are valid during a rotation.
 func (d *Dispatcher) post(ctx context.Context, ep *domain.WebhookEndpoint, ev *domain.Event, start, signedAt time.Time) attempt {
-	body, err := json.Marshal(ev)
+	body, err := domain.MarshalJSON(ev)
 	if err != nil {
 		return attempt{err: "could not encode the event"}
 	}
