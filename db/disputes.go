@@ -134,6 +134,17 @@ func (tx *Tx) ScheduleDisputeStep(st DisputeStep) error {
 	return translate(err, "schedule dispute step")
 }
 
+// DisputeStepOnHold is the due_at of a dispute step that waits for an event rather than a time
+// (a dispute test card's charge not captured yet): never claimed until ReleaseDisputeSteps.
+const DisputeStepOnHold int64 = 1<<62 - 1
+
+// ReleaseDisputeSteps makes the held steps of a charge due at dueAt (Unix seconds).
+func (tx *Tx) ReleaseDisputeSteps(s domain.Scope, chargeID string, dueAt int64) error {
+	_, err := tx.exec(`UPDATE dispute_schedule SET due_at = ? WHERE org_id = ? AND livemode = ? AND charge_id = ? AND due_at = ?`,
+		dueAt, s.OrgID, boolInt(s.Livemode), chargeID, DisputeStepOnHold)
+	return translate(err, "release dispute steps")
+}
+
 // ClaimDueDisputeSteps removes and returns up to limit steps due at or before now, oldest first;
 // the caller applies them in the same transaction (exactly once, also with several replicas).
 func (tx *Tx) ClaimDueDisputeSteps(now int64, limit int) ([]DisputeStep, error) {

@@ -145,6 +145,7 @@ func TestPixAuthorizations(t *testing.T) {
 	lr := e.Do("POST", "/v1/pix-authorizations", e.Live, body(liveCus))
 	is.Equal(lr.Status, 503) // live needs a PSP's recurring API
 	is.Equal(lr.ErrCode(), "processor_unavailable")
+	is.True(strings.Contains(string(lr.Raw), "not supported yet"))              // not "not configured": no flag turns it on
 	is.Equal(len(e.Do("GET", "/v1/pix-authorizations", e.Live, nil).Data()), 0) // nothing created
 }
 

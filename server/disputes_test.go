@@ -71,6 +71,8 @@ func TestDisputeWon(t *testing.T) {
 	is.Equal(w[0]["amount"], float64(-10000))
 	is.Equal(w[0]["fee_amount"], float64(1500)) // the default plan's dispute fee
 	is.Equal(w[0]["net_amount"], float64(-11500))
+	made, _ := time.Parse(time.RFC3339, w[0]["created_at"].(string))
+	is.Equal(w[0]["available_on"], made.Add(-3*time.Hour).Format("2006-01-02")) // every ledger entry has its date (the Brasília day it was made)
 	is.Equal(dp.Body["balance_transactions"], []any{w[0]["id"]})
 
 	ref := e.Do("POST", "/v1/refunds", e.Test, map[string]any{"charge": ch})
@@ -115,6 +117,7 @@ func TestDisputeWon(t *testing.T) {
 	is.Equal(len(back), 1) // the reinstatement
 	is.Equal(back[0]["amount"], float64(10000))
 	is.Equal(back[0]["net_amount"], float64(10000)) // the fee stays withdrawn
+	is.True(back[0]["available_on"] != "")          // every ledger entry has its date
 	late := e.Do("POST", "/v1/disputes/"+id, e.Test, map[string]any{"evidence": map[string]any{"uncategorized_text": "more"}})
 	is.Equal(late.Status, 409) // a closed dispute
 	meta := e.Do("POST", "/v1/disputes/"+id, e.Test, map[string]any{"metadata": map[string]string{"archived": "yes"}})
@@ -243,4 +246,31 @@ func TestDisputeListFilters(t *testing.T) {
 	e.payConfirm(e.Test, pi, map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")})
 	e.advance(2 * time.Minute)
 	is.Equal(e.payCount(e.Test, "/v1/disputes"), 2)
+}
+
+// TestDisputeAfterManualCapture: a dispute test card paid with capture_method manual is disputed
+// a minute after its capture (not while only authorized); a canceled authorization is never disputed.
+func TestDisputeAfterManualCapture(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pi := e.payIntent(e.Test, 10000, map[string]any{"capture_method": "manual"}).Str("id")
+	r := e.payConfirm(e.Test, pi, map[string]any{"payment_method_type": "credit_card", "card": payCard(cardDisputeFraud)})
+	is.Equal(r.Str("status"), "requires_capture")
+	ch := r.Str("latest_charge")
+	e.advance(2 * time.Minute)
+	is.Equal(e.payCount(e.Test, "/v1/disputes?charge="+ch), 0) // authorized only: nothing to dispute yet
+	is.Equal(e.Do("POST", "/v1/payment-intents/"+pi+"/capture", e.Test, map[string]any{}).Status, 200)
+	is.Equal(e.payCount(e.Test, "/v1/disputes?charge="+ch), 0) // a minute after the capture
+	e.advance(61 * time.Second)
+	list := e.Do("GET", "/v1/disputes?charge="+ch, e.Test, nil).Data()
+	is.Equal(len(list), 1)
+	is.Equal(list[0]["reason"], "fraudulent")
+	is.Equal(list[0]["amount"], float64(10000))
+	is.Equal(e.Do("GET", "/v1/charges/"+ch, e.Test, nil).Body["disputed"], true)
+
+	other := e.payIntent(e.Test, 10000, map[string]any{"capture_method": "manual"}).Str("id")
+	r = e.payConfirm(e.Test, other, map[string]any{"payment_method_type": "credit_card", "card": payCard(cardDisputeFraud)})
+	is.Equal(e.Do("POST", "/v1/payment-intents/"+other+"/cancel", e.Test, map[string]any{}).Status, 200)
+	e.advance(2 * time.Minute)
+	is.Equal(e.payCount(e.Test, "/v1/disputes?charge="+r.Str("latest_charge")), 0)
 }

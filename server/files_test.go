@@ -188,6 +188,8 @@ func TestFileUploadRefused(t *testing.T) {
 		})
 	}
 	is := is.New(t)
+	bad := e.uploadParts(e.Test, []uploadPart{{name: "file", filename: "a.png", content: pngBytes}, {name: "purpose", content: []byte("avatar")}})
+	is.True(strings.Contains(string(bad.Raw), "expected one of product_image, business_logo, dispute_evidence, identity_document.")) // the purposes, readable
 	js := e.Do("POST", "/v1/files", e.Test, map[string]any{"purpose": "product_image"})
 	is.Equal(js.Status, 415)          // a JSON body is not an upload
 	is.Equal(e.fileRows(), 0)         // nothing recorded

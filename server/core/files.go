@@ -3,6 +3,7 @@ package core
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"troco/db"
 	"troco/server/domain"
@@ -30,7 +31,7 @@ func CheckUpload(u Upload) (*domain.File, error) {
 		return nil, domain.Missing("purpose")
 	}
 	if !slices.Contains(domain.FilePurposes, u.Purpose) {
-		return nil, domain.Invalid("purpose", "Invalid purpose %q: expected one of %v.", u.Purpose, domain.FilePurposes)
+		return nil, domain.Invalid("purpose", "Invalid purpose %q: expected one of %s.", u.Purpose, strings.Join(domain.FilePurposes, ", "))
 	}
 	if err := files.CheckFilename(u.Filename); err != nil {
 		return nil, domain.Invalid("file", "Invalid file name: %s.", err.Error())

@@ -545,10 +545,10 @@ func (s *Service) finishCard(tx *db.Tx, a domain.Actor, org *domain.Organization
 		if err := s.recordSale(tx, a.Scope, org, pi, ch); err != nil {
 			return nil, err
 		}
-		if res.Dispute != nil {
-			if err := scheduleDispute(tx, a.Scope, ch.ID, *res.Dispute); err != nil {
-				return nil, err
-			}
+	}
+	if res.Dispute != nil && ch.Status == domain.ChargeStatusSucceeded {
+		if err := scheduleDispute(tx, a.Scope, ch.ID, *res.Dispute, ch.Captured); err != nil {
+			return nil, err
 		}
 	}
 	if ch.Status == domain.ChargeStatusPending && res.SettlesLater {

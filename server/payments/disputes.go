@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"troco/db"
+	"troco/server/calendar"
 	"troco/server/card"
 	"troco/server/core"
 	"troco/server/domain"
@@ -38,12 +39,18 @@ const (
 	LosingEvidence  = "losing_evidence"
 )
 
-func scheduleDispute(tx *db.Tx, s domain.Scope, chargeID string, d card.Dispute) error {
+// scheduleDispute opens the dispute of a dispute test card a minute after its charge is captured:
+// a charge not captured yet (capture_method manual) holds the step until CaptureIntent releases it.
+func scheduleDispute(tx *db.Tx, s domain.Scope, chargeID string, d card.Dispute, captured bool) error {
 	action := stepOpen
 	if d.Inquiry {
 		action = stepOpenInquiry
 	}
-	return tx.ScheduleDisputeStep(db.DisputeStep{Scope: s, Action: action, Charge: chargeID, Reason: d.Reason, DueAt: tx.Now.Add(DisputeOpenDelay).Unix()})
+	due := tx.Now.Add(DisputeOpenDelay).Unix()
+	if !captured {
+		due = db.DisputeStepOnHold
+	}
+	return tx.ScheduleDisputeStep(db.DisputeStep{Scope: s, Action: action, Charge: chargeID, Reason: d.Reason, DueAt: due})
 }
 
 // OpenDispute opens a dispute on a captured charge now: charge.dispute.created, the charge's
@@ -91,7 +98,8 @@ func (s *Service) withdraw(tx *db.Tx, a domain.Actor, d *domain.Dispute, ch *dom
 	}
 	fee := core.OrganizationFeePlan(org).DisputeFeeAmount
 	t := &domain.Transaction{Type: domain.TxnTypeDispute, PaymentIntent: ch.PaymentIntent, Charge: ch.ID, PaymentMethodType: ch.PaymentMethodDetails.Type,
-		Currency: d.Currency, Amount: -d.Amount, FeeAmount: fee, NetAmount: -(d.Amount + fee), Status: domain.TxnPending}
+		Currency: d.Currency, Amount: -d.Amount, FeeAmount: fee, NetAmount: -(d.Amount + fee), Status: domain.TxnPending,
+		AvailableOn: calendar.Today(tx.Now).Format(calendar.Layout)}
 	if err := tx.InsertTransaction(a.Scope, t); err != nil {
 		return err
 	}
@@ -110,7 +118,8 @@ func (s *Service) reinstate(tx *db.Tx, a domain.Actor, d *domain.Dispute) error 
 		return err
 	}
 	t := &domain.Transaction{Type: domain.TxnTypeDisputeReversal, PaymentIntent: ch.PaymentIntent, Charge: ch.ID, PaymentMethodType: ch.PaymentMethodDetails.Type,
-		Currency: d.Currency, Amount: d.Amount, NetAmount: d.Amount, Status: domain.TxnPending}
+		Currency: d.Currency, Amount: d.Amount, NetAmount: d.Amount, Status: domain.TxnPending,
+		AvailableOn: calendar.Today(tx.Now).Format(calendar.Layout)}
 	if err := tx.InsertTransaction(a.Scope, t); err != nil {
 		return err
 	}

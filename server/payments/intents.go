@@ -354,6 +354,9 @@ func (s *Service) CaptureIntent(tx *db.Tx, a domain.Actor, id string, p CaptureP
 	if err := s.recordSale(tx, a.Scope, org, pi, ch); err != nil {
 		return nil, err
 	}
+	if err := tx.ReleaseDisputeSteps(a.Scope, ch.ID, tx.Now.Add(DisputeOpenDelay).Unix()); err != nil {
+		return nil, err // a dispute test card's dispute opens a minute after the capture
+	}
 	if err := emit(tx, a, "charge.captured", ch, &chBefore); err != nil {
 		return nil, err
 	}

@@ -265,5 +265,5 @@ func (s *Service) ExpirePixAuthorization(tx *db.Tx, a domain.Actor, id string) (
 // errPixAutoUnavailable answers a live authorization: live Pix Automático needs a PSP connector.
 func errPixAutoUnavailable() *domain.Error {
 	return &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeProcessorUnavailable,
-		Message: "Live Pix Automático authorizations need a PIX provider's recurring-payments API, which is not configured; nothing was created. Use a test key (ch_test_...) to simulate them."}
+		Message: "Live Pix Automático authorizations are not supported yet, even with --pix-provider api-pix: troco does not call a PSP's recurring-payments API (/rec) yet; nothing was created. Use a test key (ch_test_...) to simulate them."}
 }

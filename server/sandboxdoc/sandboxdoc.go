@@ -23,6 +23,7 @@ func Render() string {
 	b.WriteString(emailSection())
 	b.WriteString(disputesSection())
 	b.WriteString(documentsSection())
+	b.WriteString(brazil)
 	b.WriteString(outro)
 	return b.String()
 }
@@ -140,7 +141,8 @@ func disputesSection() string {
 	b.WriteString("## Disputes\n\n")
 	b.WriteString("Pay with one of these cards: the payment succeeds and, about a minute of sandbox time after\n")
 	b.WriteString("it is captured, a dispute opens (`charge.dispute.created`; the charge's `disputed` becomes\n")
-	b.WriteString("`true`). A payment intent with `capture_method: manual` opens no dispute.\n\n")
+	b.WriteString("`true`). With `capture_method: manual` the dispute opens a minute after the capture (an\n")
+	b.WriteString("authorization that is canceled is never disputed).\n\n")
 	b.WriteString("| number | dispute |\n| --- | --- |\n")
 	for _, c := range card.DisputeCards() {
 		kind, status := "chargeback", "needs_response"
@@ -204,6 +206,38 @@ troco key create --org org_… --env test
 ` + "```" + `
 
 (` + "`--env`" + ` defaults to ` + "`live`" + `: say ` + "`test`" + ` for a sandbox key.)
+
+`
+
+const brazil = `## Brazil
+
+- **Due dates around Carnaval and Christmas**: confirm boletos on the days before them and read
+  ` + "`next_action.boleto.due_date`" + `; ask ` + "`GET /v1/business-days?from=2026-02-12&to=2026-02-19`" + `
+  (answers 12, 13, 18 and 19 February). To test a local holiday, start the server with
+  ` + "`--holidays FILE`" + ` (one ` + "`YYYY-MM-DD`" + ` a line).
+- **Receivables**: every ledger entry (` + "`GET /v1/transactions`" + `) has ` + "`available_on`" + `, the business day
+  its money is expected (card instalment *n*: 30 × *n* days after capture, moved past weekends
+  and holidays).
+- **Boleto híbrido**: confirm a boleto with the buyer e-mail ` + "`pending@example.com`" + ` (it waits), pay
+  it with ` + "`{\"paid_with\":\"pix\"}`" + ` through ` + "`POST /v1/test-helpers/payment-intents/{id}/succeed`" + `, then
+  try ` + "`{\"paid_with\":\"boleto\"}`" + `: ` + "`409 payment_intent_unexpected_state`" + `, and still one charge and one
+  ledger entry. The hosted checkout's sandbox bar has **Pagar boleto** and **Pagar PIX**.
+- **The QR's payload**: parse the BR Code's field 26-25, ` + "`GET https://<that>`" + `, verify the JWS with
+  any JOSE library against the ` + "`jku`" + ` key set, compare ` + "`valor.original`" + ` and ` + "`txid`" + `. An unknown or
+  expired id answers ` + "`404`" + `.
+- **Pix Automático**: create a customer whose e-mail is ` + "`pixauto_approve@…`" + `, ` + "`pixauto_reject@…`" + ` or
+  ` + "`pixauto_insufficient@…`" + ` and ` + "`POST /v1/pix-authorizations`" + ` for it: the authorization is answered at
+  once. With any other e-mail it stays ` + "`pending`" + `: open its ` + "`url`" + ` and press **Aprovar autorização** or
+  **Recusar autorização**, or call ` + "`POST /v1/test-helpers/pix-authorizations/{id}/approve`" + ` (or
+  ` + "`…/reject`" + `). Subscriptions paid by Pix Automático are not built yet.
+- **Webhook receivers**: set ` + "`chaos`" + ` on a test endpoint pointing at your receiver
+  (` + "`{\"seed\":42,\"drop_rate\":2500,\"duplicate_rate\":3000,\"max_delay_seconds\":2,\"reorder\":true,\"fail_first_attempts\":1}`" + `),
+  create events, and advance the clock until every event arrived; assert your side handled each
+  ` + "`webhook-id`" + ` once whatever the order. The deliveries list
+  (` + "`GET /v1/webhook-endpoints/{id}/deliveries`" + `) shows what chaos did to each attempt, and the same
+  seed gives the same chaos on every run.
+
+The details of each feature are in [API.md](API.md#brazil).
 
 `
 
