@@ -41,11 +41,12 @@ type child struct {
 	out    bytes.Buffer
 }
 
-func startChild(t *testing.T, dir, addr, key string) *child {
+func startChild(t *testing.T, dir, addr, key string, extra ...string) *child {
 	t.Helper()
 	c := &child{exited: make(chan error, 1)}
-	c.cmd = exec.Command(os.Args[0], "serve", "--addr", addr, "--db", filepath.Join(dir, "troco.db"), "--data-dir", dir,
-		"--sandbox-key", key, "--rate-limit", "off")
+	args := append([]string{"serve", "--addr", addr, "--db", filepath.Join(dir, "troco.db"), "--data-dir", dir,
+		"--sandbox-key", key, "--rate-limit", "off"}, extra...)
+	c.cmd = exec.Command(os.Args[0], args...)
 	c.cmd.Env = append(os.Environ(), crashChildEnv+"=1")
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, io.Discard
 	if err := c.cmd.Start(); err != nil {

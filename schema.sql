@@ -671,6 +671,64 @@ CREATE TABLE processor_card_tokens (
     created_at         INTEGER NOT NULL
 );
 
+-- migrate: 120
+-- Recurring billing. next_at is the next instant the billing job has something to do for a
+-- subscription (trial_will_end notice, invoice.upcoming, renewal, dunning retry, expiry of an
+-- incomplete subscription, automatic resume); NULL when nothing is scheduled. billing keeps what
+-- is not public (proration lines waiting for the next invoice). An invoice of a renewal carries
+-- its period start in billing_period: one invoice per (subscription, period), whatever crashes or
+-- replicas do. subscription_notices makes each notice (trial_will_end, invoice.upcoming) happen
+-- once per trial or period.
+
+ALTER TABLE subscriptions ADD COLUMN next_at INTEGER;
+ALTER TABLE subscriptions ADD COLUMN billing TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX subscriptions_next ON subscriptions (next_at);
+
+ALTER TABLE invoices ADD COLUMN billing_period INTEGER;
+CREATE UNIQUE INDEX invoices_billing_period ON invoices (subscription_id, billing_period) WHERE billing_period IS NOT NULL;
+
+-- A customer's IANA time zone: hosted invoice pages and e-mails render in it.
+ALTER TABLE customers ADD COLUMN timezone TEXT;
+
+CREATE TABLE subscription_notices (
+    subscription_id  TEXT    NOT NULL,
+    kind             TEXT    NOT NULL,
+    at               INTEGER NOT NULL,
+    PRIMARY KEY (subscription_id, kind, at)
+);
+
+-- migrate: 121
+-- Customer portal sessions. The url's token, the browser cookie and the customer session token
+-- are stored only as SHA-256 hashes. The url opens once within 5 minutes (opened_at), then the
+-- cookie session lasts 1 hour; customer_session_token (troco_cst_…) is valid 1 hour from creation.
+
+CREATE TABLE customer_portal_sessions (
+    seq                 INTEGER PRIMARY KEY,
+    id                  TEXT    NOT NULL UNIQUE,
+    org_id              TEXT    NOT NULL,
+    livemode            INTEGER NOT NULL,
+    customer_id         TEXT    NOT NULL,
+    data                TEXT    NOT NULL,
+    url_hash            TEXT    NOT NULL UNIQUE,
+    url_expires_at      INTEGER NOT NULL,
+    opened_at           INTEGER,
+    cookie_hash         TEXT    UNIQUE,
+    csrf                TEXT,
+    session_expires_at  INTEGER,
+    cst_hash            TEXT    NOT NULL UNIQUE,
+    cst_expires_at      INTEGER NOT NULL,
+    created_at          INTEGER NOT NULL
+);
+
+-- The last invoice number of each organization and environment: finalizing an invoice takes
+-- the next one without counting every invoice (a count grew with the number of invoices).
+CREATE TABLE invoice_counters (
+    org_id    TEXT    NOT NULL,
+    livemode  INTEGER NOT NULL,
+    n         INTEGER NOT NULL,
+    PRIMARY KEY (org_id, livemode)
+);
+
 -- migrate: 130
 -- Files (issue 13). The bytes live on disk in the files directory under the file's id (never a
 -- name a request chooses); the row is written after the bytes are durable, and a sweep at start

@@ -4,7 +4,7 @@ import (
 	"troco/server/domain"
 )
 
-const customerCols = "id, livemode, email, name, phone, description, document, document_type, address, metadata, created_at, updated_at"
+const customerCols = "id, livemode, email, name, phone, description, document, document_type, address, metadata, created_at, updated_at, timezone"
 
 func scanCustomer(s scanner) (*domain.Customer, error) {
 	var c domain.Customer
@@ -12,7 +12,7 @@ func scanCustomer(s scanner) (*domain.Customer, error) {
 	var address *string
 	var metadata string
 	var created, updated int64
-	if err := s.Scan(&c.ID, &live, &c.Email, &c.Name, &c.Phone, &c.Description, &c.Document, &c.DocumentType, &address, &metadata, &created, &updated); err != nil {
+	if err := s.Scan(&c.ID, &live, &c.Email, &c.Name, &c.Phone, &c.Description, &c.Document, &c.DocumentType, &address, &metadata, &created, &updated, &c.Timezone); err != nil {
 		return nil, err
 	}
 	c.Object = "customer"
@@ -32,9 +32,9 @@ func (tx *Tx) CreateCustomer(s domain.Scope, c *domain.Customer) error {
 	if c.Metadata == nil {
 		c.Metadata = domain.Metadata{}
 	}
-	_, err := tx.exec(`INSERT INTO customers (id, org_id, livemode, email, name, phone, description, document, document_type, address, metadata, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.ID, s.OrgID, boolInt(s.Livemode), c.Email, c.Name, c.Phone, c.Description, c.Document, c.DocumentType, addressJSON(c.Address), metadataJSON(c.Metadata), tx.now(), tx.now())
+	_, err := tx.exec(`INSERT INTO customers (id, org_id, livemode, email, name, phone, description, document, document_type, address, metadata, created_at, updated_at, timezone)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, s.OrgID, boolInt(s.Livemode), c.Email, c.Name, c.Phone, c.Description, c.Document, c.DocumentType, addressJSON(c.Address), metadataJSON(c.Metadata), tx.now(), tx.now(), c.Timezone)
 	return translate(err, "create customer")
 }
 
@@ -47,9 +47,9 @@ func (tx *Tx) FindCustomerByID(s domain.Scope, id string) (*domain.Customer, err
 // UpdateCustomer writes every mutable field of c and bumps updated_at.
 func (tx *Tx) UpdateCustomer(s domain.Scope, c *domain.Customer) error {
 	c.UpdatedAt = domain.At(tx.Now)
-	res, err := tx.exec(`UPDATE customers SET email = ?, name = ?, phone = ?, description = ?, document = ?, document_type = ?, address = ?, metadata = ?, updated_at = ?
+	res, err := tx.exec(`UPDATE customers SET email = ?, name = ?, phone = ?, description = ?, document = ?, document_type = ?, address = ?, metadata = ?, updated_at = ?, timezone = ?
 		WHERE id = ? AND org_id = ? AND livemode = ? AND deleted = 0`,
-		c.Email, c.Name, c.Phone, c.Description, c.Document, c.DocumentType, addressJSON(c.Address), metadataJSON(c.Metadata), tx.now(), c.ID, s.OrgID, boolInt(s.Livemode))
+		c.Email, c.Name, c.Phone, c.Description, c.Document, c.DocumentType, addressJSON(c.Address), metadataJSON(c.Metadata), tx.now(), c.Timezone, c.ID, s.OrgID, boolInt(s.Livemode))
 	return affectedOne(res, err, "update customer")
 }
 

@@ -49,10 +49,16 @@ func (tx *Tx) CreateInvoice(s domain.Scope, inv *domain.Invoice) error {
 	if err != nil {
 		return err
 	}
+	// A subscription's invoice for a period (its first or a renewal) is unique per period.
+	var period *int64
+	if inv.Subscription != nil && !inv.PeriodStart.IsZero() && (inv.BillingReason == domain.BillingSubscriptionCycle || inv.BillingReason == domain.BillingSubscriptionCreate) {
+		v := inv.PeriodStart.Unix()
+		period = &v
+	}
 	_, err = tx.exec(`INSERT INTO invoices (id, org_id, livemode, customer_id, status, collection_method, subscription_id, payment_intent_id,
-		checkout_session_id, number, due_at, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		checkout_session_id, number, due_at, billing_period, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		inv.ID, s.OrgID, boolInt(s.Livemode), inv.Customer, inv.Status, inv.CollectionMethod, inv.Subscription, inv.PaymentIntent,
-		inv.CheckoutSession, inv.Number, dueAt(inv), data, inv.CreatedAt.Unix(), inv.UpdatedAt.Unix())
+		inv.CheckoutSession, inv.Number, dueAt(inv), period, data, inv.CreatedAt.Unix(), inv.UpdatedAt.Unix())
 	return translate(err, "create invoice")
 }
 
@@ -88,6 +94,30 @@ func (tx *Tx) CountNumberedInvoices(s domain.Scope) (int64, error) {
 	var n int64
 	err := tx.queryRow("SELECT COUNT(*) FROM invoices WHERE org_id = ? AND livemode = ? AND number IS NOT NULL", s.OrgID, boolInt(s.Livemode)).Scan(&n)
 	return n, translate(err, "count invoices")
+}
+
+// NextInvoiceNumber returns the next invoice number of the scope (1, 2, …) and records it. The
+// first call of a scope starts after the invoices already numbered.
+func (tx *Tx) NextInvoiceNumber(s domain.Scope) (int64, error) {
+	res, err := tx.exec("UPDATE invoice_counters SET n = n + 1 WHERE org_id = ? AND livemode = ?", s.OrgID, boolInt(s.Livemode))
+	if err != nil {
+		return 0, translate(err, "next invoice number")
+	}
+	if k, err := res.RowsAffected(); err != nil {
+		return 0, translate(err, "next invoice number")
+	} else if k == 0 {
+		n, err := tx.CountNumberedInvoices(s)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.exec("INSERT INTO invoice_counters (org_id, livemode, n) VALUES (?, ?, ?)", s.OrgID, boolInt(s.Livemode), n+1); err != nil {
+			return 0, translate(err, "next invoice number")
+		}
+		return n + 1, nil
+	}
+	var n int64
+	err = tx.queryRow("SELECT n FROM invoice_counters WHERE org_id = ? AND livemode = ?", s.OrgID, boolInt(s.Livemode)).Scan(&n)
+	return n, translate(err, "next invoice number")
 }
 
 // SetChargesInvoice links every charge of a payment intent to the invoice it paid (SPEC 2.3
@@ -185,4 +215,19 @@ func (tx *Tx) CountOverdueInvoices(s domain.Scope, subscriptionID string) (int, 
 	err := tx.queryRow("SELECT COUNT(*) FROM invoices WHERE org_id = ? AND livemode = ? AND subscription_id = ? AND status IN (?, ?) AND overdue_at IS NOT NULL",
 		s.OrgID, boolInt(s.Livemode), subscriptionID, domain.InvoiceOpen, domain.InvoiceUncollectible).Scan(&n)
 	return n, translate(err, "count overdue invoices")
+}
+
+// MarkInvoiceInArrears records that an invoice is owed past a failed payment attempt from at
+// (Unix seconds): it then counts in CountOverdueInvoices. An invoice already in arrears keeps
+// its first instant.
+func (tx *Tx) MarkInvoiceInArrears(s domain.Scope, id string, at int64) error {
+	_, err := tx.exec("UPDATE invoices SET overdue_at = COALESCE(overdue_at, ?) WHERE id = ? AND org_id = ? AND livemode = ?", at, id, s.OrgID, boolInt(s.Livemode))
+	return translate(err, "invoice in arrears")
+}
+
+// FindInvoiceAnyScope returns an invoice by id with its scope (the hosted invoice page, which
+// checks the URL's secret before showing anything).
+func (tx *Tx) FindInvoiceAnyScope(id string) (*domain.Invoice, domain.Scope, error) {
+	inv, sc, err := scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE id = ?", id))
+	return inv, sc, translate(err, "find invoice")
 }

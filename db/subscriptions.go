@@ -56,8 +56,10 @@ func (tx *Tx) UpdateSubscription(s domain.Scope, sub *domain.Subscription) error
 
 // SubscriptionFilter narrows ListSubscriptions.
 type SubscriptionFilter struct {
-	Customer string
-	Status   string
+	Customer         string
+	Status           string
+	Price            string
+	CollectionMethod string
 }
 
 // ListSubscriptions pages the subscriptions of a scope, newest first.
@@ -71,5 +73,152 @@ func (tx *Tx) ListSubscriptions(s domain.Scope, f SubscriptionFilter, p ListPara
 	if f.Status != "" {
 		w.add("status = ?", f.Status)
 	}
+	if f.Price != "" {
+		w.add("EXISTS (SELECT 1 FROM json_each(data, '$.items') WHERE json_extract(json_each.value, '$.price.id') = ?)", f.Price)
+	}
+	if f.CollectionMethod != "" {
+		w.add("json_extract(data, '$.collection_method') = ?", f.CollectionMethod)
+	}
 	return page(tx, "subscriptions", "data", w, p, scanSubscription)
+}
+
+// SetSubscriptionSchedule records the next instant the billing job has work for a subscription
+// (nil: none) and its non-public billing state (a JSON document).
+func (tx *Tx) SetSubscriptionSchedule(s domain.Scope, id string, nextAt *int64, billing string) error {
+	res, err := tx.exec("UPDATE subscriptions SET next_at = ?, billing = ? WHERE id = ? AND org_id = ? AND livemode = ?",
+		nextAt, billing, id, s.OrgID, boolInt(s.Livemode))
+	return affectedOne(res, err, "schedule subscription")
+}
+
+// SubscriptionBilling returns a subscription's non-public billing state (a JSON document).
+func (tx *Tx) SubscriptionBilling(s domain.Scope, id string) (string, error) {
+	var b string
+	err := tx.queryRow("SELECT billing FROM subscriptions WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)).Scan(&b)
+	return b, translate(err, "subscription billing")
+}
+
+// ScopedSubscription is a subscription with its scope, for jobs that cross scopes.
+type ScopedSubscription struct {
+	Scope        domain.Scope
+	Subscription *domain.Subscription
+}
+
+// ClaimDueSubscriptions returns up to limit subscriptions whose next_at is at or before now (Unix
+// seconds), earliest first, and clears their next_at: the caller acts on them and schedules them
+// again in the same write transaction, so two replicas never act on one twice.
+func (tx *Tx) ClaimDueSubscriptions(now int64, limit int) ([]ScopedSubscription, error) {
+	rows, err := tx.query("SELECT seq, org_id, livemode, data FROM subscriptions WHERE next_at <= ? ORDER BY next_at, seq LIMIT ?", now, limit)
+	if err != nil {
+		return nil, translate(err, "due subscriptions")
+	}
+	var out []ScopedSubscription
+	var seqs []int64
+	for rows.Next() {
+		var seq int64
+		var sc domain.Scope
+		var live int
+		var data string
+		if err := rows.Scan(&seq, &sc.OrgID, &live, &data); err != nil {
+			rows.Close()
+			return nil, translate(err, "scan subscription")
+		}
+		sc.Livemode = live == 1
+		sub, err := scanSubscription(stringScanner(data))
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		seqs = append(seqs, seq)
+		out = append(out, ScopedSubscription{Scope: sc, Subscription: sub})
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return nil, translate(err, "due subscriptions")
+	}
+	rows.Close()
+	for _, seq := range seqs {
+		if _, err := tx.exec("UPDATE subscriptions SET next_at = NULL WHERE seq = ?", seq); err != nil {
+			return nil, translate(err, "claim subscription")
+		}
+	}
+	return out, nil
+}
+
+type stringScanner string
+
+func (s stringScanner) Scan(dest ...any) error {
+	*(dest[0].(*string)) = string(s)
+	return nil
+}
+
+// RecordSubscriptionNotice records that a notice of kind (trial_will_end, invoice.upcoming) was
+// sent for the instant at; it returns false when it already was (nothing is recorded twice).
+func (tx *Tx) RecordSubscriptionNotice(subscriptionID, kind string, at int64) (bool, error) {
+	res, err := tx.exec("INSERT INTO subscription_notices (subscription_id, kind, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", subscriptionID, kind, at)
+	if err != nil {
+		return false, translate(err, "record notice")
+	}
+	n, err := res.RowsAffected()
+	return n == 1, translate(err, "record notice")
+}
+
+// FindSubscriptionPeriodInvoice returns the invoice of a subscription for the period that starts
+// at periodStart (Unix seconds), in scope.
+func (tx *Tx) FindSubscriptionPeriodInvoice(s domain.Scope, subscriptionID string, periodStart int64) (*domain.Invoice, error) {
+	inv, _, err := scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE subscription_id = ? AND billing_period = ? AND org_id = ? AND livemode = ?",
+		subscriptionID, periodStart, s.OrgID, boolInt(s.Livemode)))
+	return inv, translate(err, "find period invoice")
+}
+
+// CountPaidPeriodInvoices counts the paid invoices of subscription periods that start at or after
+// since (Unix seconds), in scope: renewals done (the renewal benchmark, reports).
+func (tx *Tx) CountPaidPeriodInvoices(s domain.Scope, since int64) (int, error) {
+	var n int
+	err := tx.queryRow("SELECT COUNT(*) FROM invoices WHERE org_id = ? AND livemode = ? AND billing_period >= ? AND status = ?",
+		s.OrgID, boolInt(s.Livemode), since, domain.InvoicePaid).Scan(&n)
+	return n, translate(err, "count period invoices")
+}
+
+// DueSubscriptions lists (without claiming) up to limit subscriptions whose next_at is at or
+// before now, earliest first: the renewal job's one-by-one fallback after a failed batch.
+func (tx *Tx) DueSubscriptions(now int64, limit int) ([]ScopedSubscription, error) {
+	rows, err := tx.query("SELECT org_id, livemode, data FROM subscriptions WHERE next_at <= ? ORDER BY next_at, seq LIMIT ?", now, limit)
+	if err != nil {
+		return nil, translate(err, "due subscriptions")
+	}
+	defer rows.Close()
+	var out []ScopedSubscription
+	for rows.Next() {
+		var sc domain.Scope
+		var live int
+		var data string
+		if err := rows.Scan(&sc.OrgID, &live, &data); err != nil {
+			return nil, translate(err, "scan subscription")
+		}
+		sc.Livemode = live == 1
+		sub, err := scanSubscription(stringScanner(data))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ScopedSubscription{Scope: sc, Subscription: sub})
+	}
+	return out, translate(rows.Err(), "due subscriptions")
+}
+
+// ClaimSubscription claims one subscription whose next_at is at or before now (clearing it); it
+// returns false when it is not due (another replica took it).
+func (tx *Tx) ClaimSubscription(s domain.Scope, id string, now int64) (bool, error) {
+	res, err := tx.exec("UPDATE subscriptions SET next_at = NULL WHERE id = ? AND org_id = ? AND livemode = ? AND next_at <= ?", id, s.OrgID, boolInt(s.Livemode), now)
+	if err != nil {
+		return false, translate(err, "claim subscription")
+	}
+	n, err := res.RowsAffected()
+	return n == 1, translate(err, "claim subscription")
+}
+
+// PostponeSubscription moves a subscription's next_at to at (Unix seconds): the job could not
+// renew it and tries again then.
+func (tx *Tx) PostponeSubscription(s domain.Scope, id string, at int64) error {
+	_, err := tx.exec("UPDATE subscriptions SET next_at = ? WHERE id = ? AND org_id = ? AND livemode = ?", at, id, s.OrgID, boolInt(s.Livemode))
+	return translate(err, "postpone subscription")
 }

@@ -701,7 +701,7 @@ func TestCheckoutSubscription(t *testing.T) {
 	is.True(sub.Body["default_payment_method"] != nil)
 	pm := e.Do("GET", "/v1/payment-methods/"+sub.Str("default_payment_method"), e.Test, nil)
 	is.Equal(pm.Body["customer"], r.Body["customer"]) // the card is saved for renewals
-	is.Equal(len(e.coEvents(e.Test, "subscription.created", subID)), 1)
+	is.Equal(len(e.coEvents(e.Test, "customer.subscription.created", subID)), 1)
 	is.Equal(e.Do("GET", "/v1/subscriptions?customer="+r.Str("customer"), e.Test, nil).IDs(), []string{subID})
 
 	// A trial with collection if_required completes without a payment method.

@@ -88,6 +88,9 @@ func (s *Server) handleInvoiceList() http.Handler {
 		}
 		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
 			items, more, err := tx.ListInvoices(a.Scope, f, q.ListParams)
+			for _, inv := range items {
+				inv.ApplyLateCharges(tx.Now)
+			}
 			return listOf(r, items, more), err
 		})
 	})

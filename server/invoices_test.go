@@ -645,7 +645,7 @@ func TestInvoicePastDue(t *testing.T) {
 	is.Equal(len(e.payEvents(e.Test, "invoice.overdue", id)), 1)   // handled once
 	is.Equal(len(e.payEvents(e.Test, "invoice.overdue", auto)), 0) // charge_automatically has no due date
 	var pastDue int
-	for _, ev := range e.payEvents(e.Test, "subscription.updated", sub) {
+	for _, ev := range e.payEvents(e.Test, "customer.subscription.updated", sub) {
 		if digStr(ev, "data.object.status") == "past_due" {
 			pastDue++
 			is.Equal(digStr(ev, "data.previous_attributes.status"), "active")

@@ -290,17 +290,28 @@ var isolationResources = []isoResource{
 	{
 		name: "subscriptions",
 		create: func(t *testing.T, e *testEnv, a isoActor) string {
-			cs := isoCheckoutSession(t, e, a, 2990, map[string]any{"interval": "month"})
-			r := a.do(e, "POST", "/v1/checkout-sessions/"+cs+"/confirm", coCard("4242424242424242"))
-			if r.Status != 200 || r.Str("subscription") == "" {
-				t.Fatalf("%s: subscription checkout: %d %s", a.name, r.Status, r.Raw)
+			if !a.live {
+				cs := isoCheckoutSession(t, e, a, 2990, map[string]any{"interval": "month"})
+				r := a.do(e, "POST", "/v1/checkout-sessions/"+cs+"/confirm", coCard("4242424242424242"))
+				if r.Status != 200 || r.Str("subscription") == "" {
+					t.Fatalf("%s: subscription checkout: %d %s", a.name, r.Status, r.Raw)
+				}
+				return r.Str("subscription")
 			}
-			return r.Str("subscription")
+			// Live before activation: a send_invoice subscription charges nothing.
+			price := isoPrice(t, e, a, 2990, map[string]any{"interval": "month"})
+			cus := mustCreate(t, e, a, "/v1/customers", map[string]any{"email": "iso@example.com"})
+			return mustCreate(t, e, a, "/v1/subscriptions", map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}},
+				"collection_method": "send_invoice", "days_until_due": 3})
 		},
 		get: "/v1/subscriptions/:id",
 		routes: []isoRoute{
 			{"GET", "/v1/subscriptions", nil},
+			{"POST", "/v1/subscriptions", nil},
 			{"GET", "/v1/subscriptions/:id", nil},
+			{"POST", "/v1/subscriptions/:id", map[string]any{"metadata": map[string]string{"x": "y"}}},
+			{"POST", "/v1/subscriptions/:id/cancel", nil},
+			{"POST", "/v1/subscriptions/:id/resume", nil},
 		},
 	},
 }
@@ -341,6 +352,7 @@ var isolationExempt = map[string]string{
 	"POST /v1/payout-accounts":                "live only; TestPayoutAccounts",
 	"GET /v1/payout-accounts/:id":             "live only; TestPayoutAccounts",
 	"POST /v1/payout-accounts/:id/disconnect": "live only; TestPayoutAccounts",
+	"POST /v1/customer-portal-sessions":       "creates a session that no route reads back; a customer of another organization or environment is 404 (TestCustomerPortal)",
 	"GET /v1/pix-payloads/:id":                "answers a JWS, not JSON; another organization's and environment's txid are 404 in TestPixLocationJWS",
 	"GET /v1/business-days":                   "the server's calendar: the same for every organization, no objects",
 	"POST /v1/test-helpers/advance-clock":     "moves the sandbox server's one clock (CONTRACT 9); it reads or writes no organization's objects",

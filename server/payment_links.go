@@ -64,24 +64,3 @@ func (s *Server) handlePaymentLinkList() http.Handler {
 		})
 	})
 }
-
-func (s *Server) handleSubscriptionGet() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := pathID(r)
-		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return checkout.GetSubscription(tx, a.Scope, id) })
-	})
-}
-
-func (s *Server) handleSubscriptionList() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q, err := parseList(r, "customer", "status")
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.read(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
-			items, more, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: q.str("customer"), Status: q.str("status")}, q.ListParams)
-			return listOf(r, items, more), err
-		})
-	})
-}

@@ -14,6 +14,7 @@ import (
 	"troco/server/calendar"
 	"troco/server/document"
 	"troco/server/domain"
+	"troco/server/invoices"
 	"troco/server/payments"
 	"troco/server/pix"
 )
@@ -120,6 +121,15 @@ func (s *Server) handleBoletoPage() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		// A boleto that pays an invoice carries the invoice's late terms.
+		_ = s.db.Read(r.Context(), func(tx *db.Tx) error {
+			if inv, err := tx.FindInvoiceByPaymentIntent(domain.Scope{OrgID: org.ID, Livemode: pi.Livemode}, pi.ID); err == nil {
+				if ins := invoices.BoletoInstructions(inv); ins != "" {
+					page.Instructions = append(page.Instructions, ins)
+				}
+			}
+			return nil
+		})
 		var buf bytes.Buffer
 		if err := pages.PaymentBoleto(page).Render(r.Context(), &buf); err != nil {
 			s.writeError(w, r, err)

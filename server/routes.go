@@ -124,7 +124,12 @@ func (s *Server) routes() http.Handler {
 	v1("DELETE", "/v1/payment-links/:id", write, s.handlePaymentLinkDelete())
 
 	v1("GET", "/v1/subscriptions", read, s.handleSubscriptionList())
+	v1("POST", "/v1/customer-portal-sessions", write, s.handlePortalSessionCreate())
+	v1("POST", "/v1/subscriptions", write, s.handleSubscriptionCreate())
 	v1("GET", "/v1/subscriptions/:id", read, s.handleSubscriptionGet())
+	v1("POST", "/v1/subscriptions/:id", write, s.handleSubscriptionUpdate())
+	v1("POST", "/v1/subscriptions/:id/cancel", write, s.handleSubscriptionCancel())
+	v1("POST", "/v1/subscriptions/:id/resume", write, s.handleSubscriptionResume())
 
 	// Invoices (SPEC 2.9, 4.6); mark_uncollectible is Stripe's spelling of mark-uncollectible.
 	v1("GET", "/v1/invoices", read, s.handleInvoiceList())
@@ -186,6 +191,15 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodGet, "/checkout/:id/pix.png", s.hosted(s.handleHostedPixQR()))
 	r.Handler(http.MethodGet, "/checkout/:id/canceled", s.hosted(s.handleHostedCanceled()))
 	r.Handler(http.MethodGet, "/checkout-assets/:file", s.handleCheckoutAsset())
+	r.Handler(http.MethodGet, "/portal/open/:id", s.hosted(s.handlePortalOpen()))
+	r.Handler(http.MethodGet, "/portal", s.hosted(s.handlePortalHome()))
+	r.Handler(http.MethodPost, "/portal/subscriptions/:id/cancel", s.hosted(s.handlePortalCancel()))
+	r.Handler(http.MethodPost, "/portal/subscriptions/:id/resume", s.hosted(s.handlePortalResume()))
+	r.Handler(http.MethodPost, "/portal/card", s.hosted(s.handlePortalCard()))
+	r.Handler(http.MethodGet, "/invoices/:id", s.hosted(s.handleHostedInvoice()))
+	r.Handler(http.MethodPost, "/invoices/:id/pay", s.hosted(s.handleHostedInvoicePay()))
+	r.Handler(http.MethodPost, "/invoices/:id/simulate", s.hosted(s.handleHostedInvoiceSimulate()))
+	r.Handler(http.MethodGet, "/invoices/:id/pdf", s.hosted(s.handleInvoicePDF()))
 	r.Handler(http.MethodGet, "/l/:id", s.hosted(s.handlePaymentLinkOpen()))
 
 	// The dashboard (people sign in with a session cookie; no API key).

@@ -45,6 +45,9 @@ type Config struct {
 	RateLimit bool
 	// SimDelay is the delay of simulated delayed settlements.
 	SimDelay time.Duration
+	// DunningFinal is what happens to a subscription when the last retry of a declined renewal
+	// fails: canceled (the default) or unpaid (serve --dunning-final).
+	DunningFinal domain.DunningFinal
 	// Calendar is the business-day calendar (national holidays plus serve --holidays); nil
 	// knows the national holidays only.
 	Calendar *calendar.Calendar
@@ -107,6 +110,7 @@ func New(cfg Config) *Server {
 		}
 		cfg.Jobs.Add(s.checkoutExpiryJob())
 		cfg.Jobs.Add(s.invoiceOverdueJob())
+		cfg.Jobs.Add(s.subscriptionJob())
 		cfg.Jobs.Add(s.pixAuthExpiryJob())
 		s.registerActivationJobs()
 		s.registerDashboardJobs()
@@ -119,6 +123,14 @@ func New(cfg Config) *Server {
 			return err
 		}
 		return invoices.IntentSettled(tx, a, pi)
+	}
+	if cfg.BaseURL != "" && cfg.DB != nil {
+		// The hosted invoice URLs are built inside transactions (finalization, renewals): they
+		// read the public base URL from the database, so every replica and job agrees.
+		err := cfg.DB.Write(context.Background(), func(tx *db.Tx) error { return tx.PutSetting(invoices.PublicBaseSetting, cfg.BaseURL) })
+		if err != nil {
+			cfg.Logger.Error("store the public base URL", slog.String("error", err.Error()))
+		}
 	}
 	s.handler = s.routes()
 	return s

@@ -211,7 +211,7 @@ func (svc *Service) complete(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSessi
 		}
 	}
 	if cs.Mode == domain.CheckoutModeSubscription {
-		sub, err := startSubscription(tx, a, cs, customer, pm, cs.PaymentStatus != domain.CheckoutUnpaid)
+		sub, err := svc.startSubscription(tx, a, cs, customer, pm, cs.PaymentStatus != domain.CheckoutUnpaid)
 		if err != nil {
 			return err
 		}

@@ -2,8 +2,10 @@ package checkout
 
 import (
 	"errors"
+	"time"
 
 	"troco/db"
+	"troco/server/billing"
 	"troco/server/core"
 	"troco/server/domain"
 )
@@ -17,55 +19,41 @@ func GetSubscription(tx *db.Tx, s domain.Scope, id string) (*domain.Subscription
 	return sub, err
 }
 
-// startSubscription creates the subscription a completed subscription-mode session starts: one
-// item per recurring price, the first period starting now and ending one cycle (or the trial)
-// later, as instants (SPEC 9.2: renewal happens at current_period_end).
-// A subscription whose first payment still waits (PIX, boleto, a processing card) starts
-// incomplete and becomes active when it settles.
-func startSubscription(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, customer string, paymentMethod *string, paid bool) (*domain.Subscription, error) {
-	start := tx.Now.UTC()
+// startSubscription creates the subscription a completed subscription-mode session starts,
+// through the same function as POST /v1/subscriptions (billing.Start): one item per recurring
+// price, the first period starting now and ending one cycle (or the trial) later, as instants
+// (SPEC 9.2: renewal happens at current_period_end). The session already collected the first
+// payment (or saved the card, or nothing with payment_method_collection if_required) and makes
+// the first invoice itself. A subscription whose first payment still waits (PIX, boleto, a
+// processing card) starts incomplete and becomes active when it settles.
+func (svc *Service) startSubscription(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, customer string, paymentMethod *string, paid bool) (*domain.Subscription, error) {
 	sub := &domain.Subscription{
-		ID: domain.NewID(domain.PrefixSubscription), Object: "subscription", CheckoutSession: &cs.ID,
-		CollectionMethod: "charge_automatically", Currency: cs.Currency, Customer: customer, DefaultPaymentMethod: paymentMethod,
-		Livemode: a.Livemode, Metadata: domain.MergeMetadata(nil, cs.Metadata), Status: domain.SubscriptionActive,
-		CreatedAt: domain.At(start), UpdatedAt: domain.At(start), CurrentPeriodStart: domain.At(start),
+		ID: domain.NewID(domain.PrefixSubscription), CheckoutSession: &cs.ID,
+		CollectionMethod: domain.CollectionChargeAutomatically, Currency: cs.Currency, Customer: customer, DefaultPaymentMethod: paymentMethod,
+		Metadata: domain.MergeMetadata(nil, cs.Metadata),
 	}
-	var cycle *domain.Recurring
 	trialDays := 0
 	for _, li := range cs.LineItems {
 		r := li.Price.Recurring
 		if r == nil {
 			continue
 		}
-		if cycle == nil {
-			c := *r
-			cycle = &c
-		}
 		if r.TrialPeriodDays != nil && *r.TrialPeriodDays > trialDays {
 			trialDays = *r.TrialPeriodDays
 		}
 		sub.Items = append(sub.Items, domain.SubscriptionItem{ID: domain.NewID("si_"), Object: "subscription_item", Price: li.Price, Quantity: li.Quantity})
 	}
-	if cycle == nil {
+	if len(sub.Items) == 0 {
 		return nil, errors.New("checkout: subscription session without a recurring price")
 	}
-	if !paid {
-		sub.Status = domain.SubscriptionIncomplete
-	}
+	var trialEnd time.Time
 	if trialDays > 0 {
-		if paid {
-			sub.Status = domain.SubscriptionTrialing
-		}
-		end := start.AddDate(0, 0, trialDays)
-		sub.TrialEnd = domain.At(end)
-		sub.CurrentPeriodEnd = domain.At(end)
-	} else {
-		sub.CurrentPeriodEnd = domain.At(periodEnd(start, *cycle))
+		trialEnd = tx.Now.UTC().Truncate(time.Second).Add(time.Duration(trialDays) * 24 * time.Hour)
 	}
-	if err := tx.CreateSubscription(a.Scope, sub); err != nil {
+	if err := billing.New(svc.Payments, "").Start(tx, a, sub, billing.StartOptions{TrialEnd: trialEnd, Paid: paid}); err != nil {
 		return nil, err
 	}
-	return sub, core.Emit(tx, a, "subscription.created", sub, nil)
+	return sub, nil
 }
 
 // activateSubscription makes an incomplete subscription active once its first payment settles.
@@ -77,13 +65,17 @@ func activateSubscription(tx *db.Tx, a domain.Actor, id string) error {
 	if sub.Status != domain.SubscriptionIncomplete {
 		return nil
 	}
+	next, err := domain.NextSubscriptionStatus(sub.Status, domain.SubFirstPaymentSucceeded, "")
+	if err != nil {
+		return err
+	}
 	before := *sub
-	sub.Status = domain.SubscriptionActive
-	if !sub.TrialEnd.IsZero() {
+	sub.Status = next
+	if !sub.TrialEnd.IsZero() && tx.Now.Before(sub.TrialEnd.Time) {
 		sub.Status = domain.SubscriptionTrialing
 	}
 	if err := tx.UpdateSubscription(a.Scope, sub); err != nil {
 		return err
 	}
-	return core.Emit(tx, a, "subscription.updated", sub, &before)
+	return core.Emit(tx, a, domain.EventSubscriptionUpdated, sub, &before)
 }

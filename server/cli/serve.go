@@ -46,6 +46,7 @@ type serveConfig struct {
 	metricsAddr                    string
 	metricsAddrSet                 bool // given explicitly: failing to bind it fails the start
 	backup                         backupSchedule
+	dunningFinal                   string
 	live                           *liveFlags
 	holidays                       string
 }
@@ -75,6 +76,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	backupDir := fs.str("backup-dir", "", "write a backup into this directory every --backup-every (off when empty)")
 	backupEvery := fs.duration("backup-every", 24*time.Hour, "interval of the scheduled backups")
 	backupKeep := fs.integer("backup-keep", 7, "how many scheduled backups to keep (older ones are deleted)")
+	dunning := fs.str("dunning-final", "canceled", "canceled or unpaid: what a subscription becomes when the last retry of a declined renewal fails")
 	live := addLiveFlags(fs)
 	holidays := fs.str("holidays", "", "file of local holidays, one YYYY-MM-DD a line, added to the national business-day calendar")
 	pos, err := fs.parse(args)
@@ -99,7 +101,11 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	*c = serveConfig{metricsAddr: c.metricsAddr, metricsAddrSet: c.metricsAddrSet, backup: c.backup, addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
-		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays}
+		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays,
+		dunningFinal: strings.ToLower(*dunning)}
+	if c.dunningFinal != "canceled" && c.dunningFinal != "unpaid" {
+		return nil, errors.New("--dunning-final must be canceled or unpaid")
+	}
 	if c.dbSync != "FULL" && c.dbSync != "NORMAL" {
 		return nil, errors.New("--db-sync must be FULL or NORMAL")
 	}
@@ -307,7 +313,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks, OnAttempt: m.WebhookAttempt})
 	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, Metrics: m}
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, DunningFinal: domain.DunningFinal(cfg.dunningFinal), Metrics: m}
 	if liveSetup.router != nil {
 		srvCfg.Live = liveSetup.router
 	}

@@ -11,6 +11,7 @@ import (
 
 	"troco/db"
 	"troco/server"
+	"troco/server/billing"
 	"troco/server/checkout"
 	"troco/server/clock"
 	"troco/server/core"
@@ -388,6 +389,39 @@ func (k *triggerKit) invoice(tx *db.Tx, a domain.Actor, customer string) (*domai
 	return invoices.Create(tx, a, p)
 }
 
+func (k *triggerKit) billing() *billing.Service { return billing.New(k.pay, "") }
+
+// subscription subscribes a new customer with a saved 4242 card to a monthly R$ 19,90 price
+// (customer.subscription.created, invoice.created, invoice.finalized, invoice.paid).
+func (k *triggerKit) subscription(tx *db.Tx, a domain.Actor, edit func(*billing.CreateParams)) (*domain.Subscription, error) {
+	si, err := k.savedCard(tx, a, "4242424242424242")
+	if err != nil {
+		return nil, err
+	}
+	p, err := triggerProduct(tx, a)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := core.CreatePrice(tx, a, core.PriceParams{Product: p.ID, UnitAmount: ptr(int64(1990)), Recurring: &core.RecurringParams{Interval: "month"}})
+	if err != nil {
+		return nil, err
+	}
+	params := billing.CreateParams{Customer: si.Customer, DefaultPaymentMethod: si.PaymentMethod, Items: []billing.ItemParams{{Price: &pr.ID}},
+		Metadata: map[string]string{"source": "troco trigger"}}
+	if edit != nil {
+		edit(&params)
+	}
+	return k.billing().Create(tx, a, params)
+}
+
+func (k *triggerKit) pausedSubscription(tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+	sub, err := k.subscription(tx, a, nil)
+	if err != nil {
+		return nil, err
+	}
+	return k.billing().Update(tx, a, sub.ID, billing.UpdateParams{PauseCollection: domain.Opt[billing.PauseParams]{Set: true, V: billing.PauseParams{Behavior: ptr("void")}}})
+}
+
 func (k *triggerKit) openInvoice(tx *db.Tx, a domain.Actor) (*domain.Invoice, error) {
 	inv, err := k.invoice(tx, a, "")
 	if err != nil {
@@ -488,22 +522,49 @@ var billingTriggers = map[string]triggerFunc{
 		_, err = k.invoices.Pay(tx, a, inv.ID, invoices.PayParams{PaymentMethod: si.PaymentMethod})
 		return kept(err)
 	},
-	"subscription.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
-		p, err := triggerProduct(tx, a)
-		if err != nil {
-			return err
-		}
-		pr, err := core.CreatePrice(tx, a, core.PriceParams{Product: p.ID, UnitAmount: ptr(int64(1990)), Recurring: &core.RecurringParams{Interval: "month"}})
-		if err != nil {
-			return err
-		}
-		cs, err := checkout.CreateSession(tx, a, k.base, checkout.SessionParams{LineItems: []checkout.LineItemParams{{Price: pr.ID, Quantity: ptr(int64(1))}},
-			Config: checkout.Config{PaymentMethodTypes: []string{domain.MethodCreditCard}}})
-		if err != nil {
-			return err
-		}
-		_, err = k.checkout.TestHelper(tx, a, cs.ID, checkout.HelperSucceed)
+	"customer.subscription.created": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.subscription(tx, a, nil)
 		return err
+	},
+	"customer.subscription.updated": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		sub, err := k.subscription(tx, a, nil)
+		if err != nil {
+			return err
+		}
+		_, err = k.billing().Update(tx, a, sub.ID, billing.UpdateParams{Metadata: domain.Opt[map[string]string]{Set: true, V: map[string]string{"plan": "updated"}}})
+		return err
+	},
+	"customer.subscription.deleted": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		sub, err := k.subscription(tx, a, nil)
+		if err != nil {
+			return err
+		}
+		_, err = k.billing().Cancel(tx, a, sub.ID, billing.CancelParams{})
+		return err
+	},
+	// A trial of two days: its end is less than three days away, so the notice is sent at once.
+	"customer.subscription.trial_will_end": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.subscription(tx, a, func(p *billing.CreateParams) { p.TrialPeriodDays = ptr(2) })
+		return err
+	},
+	"customer.subscription.paused": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		_, err := k.pausedSubscription(tx, a)
+		return err
+	},
+	"customer.subscription.resumed": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		sub, err := k.pausedSubscription(tx, a)
+		if err != nil {
+			return err
+		}
+		_, err = k.billing().Resume(tx, a, sub.ID)
+		return err
+	},
+	"invoice.upcoming": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		sub, err := k.subscription(tx, a, nil)
+		if err != nil {
+			return err
+		}
+		return k.billing().EmitUpcoming(tx, a, sub.ID)
 	},
 }
 

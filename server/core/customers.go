@@ -15,6 +15,8 @@ type CustomerParams struct {
 	Document    domain.Opt[string]            `json:"document"`
 	Address     domain.Opt[domain.Address]    `json:"address"`
 	Metadata    domain.Opt[map[string]string] `json:"metadata"`
+	// Timezone is the IANA zone hosted invoice pages and e-mails render in.
+	Timezone domain.Opt[string] `json:"timezone"`
 }
 
 func (p *CustomerParams) apply(c *domain.Customer) error {
@@ -53,6 +55,16 @@ func (p *CustomerParams) apply(c *domain.Customer) error {
 				return err
 			}
 			c.Address = &a
+		}
+	}
+	if p.Timezone.Set {
+		if p.Timezone.Null || p.Timezone.V == "" {
+			c.Timezone = nil
+		} else {
+			if _, err := domain.LoadZone(p.Timezone.V); err != nil {
+				return domain.Invalid("timezone", "timezone must be an IANA time zone such as America/Sao_Paulo; got %q.", p.Timezone.V)
+			}
+			c.Timezone = strPtr(p.Timezone.V)
 		}
 	}
 	md, err := domain.ApplyMetadata(c.Metadata, p.Metadata)

@@ -21,6 +21,7 @@ type Customer struct {
 	DocumentType *string  `json:"document_type"`
 	Address      *Address `json:"address"`
 	Metadata     Metadata `json:"metadata"`
+	Timezone     *string  `json:"timezone"`
 }
 
 // Product is something an organization sells; lists embed its prices (SPEC 2.6).

@@ -169,34 +169,44 @@ type PaymentLinkItem struct {
 	Quantity int64  `json:"quantity"`
 }
 
-// Subscription statuses troco sets.
-const (
-	SubscriptionActive     = "active"
-	SubscriptionTrialing   = "trialing"
-	SubscriptionIncomplete = "incomplete"
-	SubscriptionCanceled   = "canceled"
-	SubscriptionPastDue    = "past_due"
-)
-
 // Subscription bills a customer on a recurring interval; periods are absolute instants (SPEC 9.2).
+// Its statuses and their transitions are in subscription.go.
 type Subscription struct {
 	ID                   string             `json:"id"`
 	Object               string             `json:"object"`
+	BillingCycleAnchor   Time               `json:"billing_cycle_anchor"`
+	CancelAt             Time               `json:"cancel_at"`
+	CancelAtPeriodEnd    bool               `json:"cancel_at_period_end"`
+	CanceledAt           Time               `json:"canceled_at"`
 	CheckoutSession      *string            `json:"checkout_session"`
 	CollectionMethod     string             `json:"collection_method"`
+	Coupon               *string            `json:"coupon"`
 	CreatedAt            Time               `json:"created_at"`
 	Currency             string             `json:"currency"`
 	CurrentPeriodEnd     Time               `json:"current_period_end"`
 	CurrentPeriodStart   Time               `json:"current_period_start"`
 	Customer             string             `json:"customer"`
+	DaysUntilDue         *int               `json:"days_until_due"`
 	DefaultPaymentMethod *string            `json:"default_payment_method"`
+	EndedAt              Time               `json:"ended_at"`
+	FineRate             int64              `json:"fine_rate"`
+	InterestRate         int64              `json:"interest_rate"`
 	Items                []SubscriptionItem `json:"items"`
 	LatestInvoice        *string            `json:"latest_invoice"`
 	Livemode             bool               `json:"livemode"`
 	Metadata             Metadata           `json:"metadata"`
+	PauseCollection      *PauseCollection   `json:"pause_collection"`
 	Status               string             `json:"status"`
 	TrialEnd             Time               `json:"trial_end"`
+	TrialStart           Time               `json:"trial_start"`
 	UpdatedAt            Time               `json:"updated_at"`
+}
+
+// PauseCollection is how a paused subscription treats the invoices of its renewals and, when
+// set, the instant it resumes by itself.
+type PauseCollection struct {
+	Behavior  string `json:"behavior"`
+	ResumesAt Time   `json:"resumes_at"`
 }
 
 // SubscriptionItem is one recurring price of a subscription.

@@ -84,8 +84,14 @@ var EventTypes = []EventType{
 	{"invoice.overdue", "An open send_invoice invoice reached its due instant unpaid."},
 	{"invoice.updated", "An invoice changed (description, metadata, or a draft's lines and due date); also when a payment attaches to it."},
 
-	{"subscription.created", "A subscription was created."},
-	{"subscription.updated", "A subscription changed (renewal, status such as past_due)."},
+	{"invoice.upcoming", "A subscription's renewal invoice will be created in a week (data.object is a preview without an id)."},
+
+	{"customer.subscription.created", "A subscription was created."},
+	{"customer.subscription.updated", "A subscription changed (renewal, items, status such as past_due)."},
+	{"customer.subscription.deleted", "A subscription was canceled (now, at its period's end or by the final dunning action)."},
+	{"customer.subscription.trial_will_end", "A subscription's trial ends in three days."},
+	{"customer.subscription.paused", "A subscription's collection was paused."},
+	{"customer.subscription.resumed", "A paused subscription was resumed."},
 
 	{"organization.updated", "An organization's financial state changed (activation result)."},
 

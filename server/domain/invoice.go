@@ -32,35 +32,45 @@ const MaxDaysUntilDue = 3650
 // Invoice is a billing document (SPEC 2.9, 4.6): what a customer owes, how it is collected and
 // when it is due. due_date is an absolute instant (SPEC 9.2); amounts are centavos.
 type Invoice struct {
-	ID                string                   `json:"id"`
-	Object            string                   `json:"object"`
-	AmountDue         int64                    `json:"amount_due"`
-	AmountPaid        int64                    `json:"amount_paid"`
-	AmountRemaining   int64                    `json:"amount_remaining"`
-	AttemptCount      int                      `json:"attempt_count"`
-	Charge            *string                  `json:"charge"`
-	CheckoutSession   *string                  `json:"checkout_session"`
-	CollectionMethod  string                   `json:"collection_method"`
-	CreatedAt         Time                     `json:"created_at"`
-	Currency          string                   `json:"currency"`
-	Customer          string                   `json:"customer"`
-	DaysUntilDue      *int                     `json:"days_until_due"`
-	Description       *string                  `json:"description"`
-	DiscountAmount    int64                    `json:"discount_amount"`
-	DueDate           Time                     `json:"due_date"`
-	Lines             List[InvoiceLine]        `json:"lines"`
-	Livemode          bool                     `json:"livemode"`
-	Metadata          Metadata                 `json:"metadata"`
-	Number            *string                  `json:"number"`
-	PaidOutOfBand     bool                     `json:"paid_out_of_band"`
-	PaymentIntent     *string                  `json:"payment_intent"`
-	Status            string                   `json:"status"`
-	StatusTransitions InvoiceStatusTransitions `json:"status_transitions"`
-	Subscription      *string                  `json:"subscription"`
-	SubtotalAmount    int64                    `json:"subtotal_amount"`
-	TaxAmount         int64                    `json:"tax_amount"`
-	TotalAmount       int64                    `json:"total_amount"`
-	UpdatedAt         Time                     `json:"updated_at"`
+	ID                 string                   `json:"id"`
+	Object             string                   `json:"object"`
+	AmountDue          int64                    `json:"amount_due"`
+	AmountPaid         int64                    `json:"amount_paid"`
+	AmountRemaining    int64                    `json:"amount_remaining"`
+	AttemptCount       int                      `json:"attempt_count"`
+	BillingReason      string                   `json:"billing_reason"`
+	Charge             *string                  `json:"charge"`
+	CheckoutSession    *string                  `json:"checkout_session"`
+	CollectionMethod   string                   `json:"collection_method"`
+	CreatedAt          Time                     `json:"created_at"`
+	Currency           string                   `json:"currency"`
+	Customer           string                   `json:"customer"`
+	DaysUntilDue       *int                     `json:"days_until_due"`
+	Description        *string                  `json:"description"`
+	DiscountAmount     int64                    `json:"discount_amount"`
+	DueDate            Time                     `json:"due_date"`
+	FineAmount         int64                    `json:"fine_amount"`
+	HostedInvoiceURL   *string                  `json:"hosted_invoice_url"`
+	InvoicePDF         *string                  `json:"invoice_pdf"`
+	FineRate           int64                    `json:"fine_rate"`
+	InterestAmount     int64                    `json:"interest_amount"`
+	InterestRate       int64                    `json:"interest_rate"`
+	Lines              List[InvoiceLine]        `json:"lines"`
+	Livemode           bool                     `json:"livemode"`
+	Metadata           Metadata                 `json:"metadata"`
+	NextPaymentAttempt Time                     `json:"next_payment_attempt"`
+	Number             *string                  `json:"number"`
+	PaidOutOfBand      bool                     `json:"paid_out_of_band"`
+	PaymentIntent      *string                  `json:"payment_intent"`
+	PeriodEnd          Time                     `json:"period_end"`
+	PeriodStart        Time                     `json:"period_start"`
+	Status             string                   `json:"status"`
+	StatusTransitions  InvoiceStatusTransitions `json:"status_transitions"`
+	Subscription       *string                  `json:"subscription"`
+	SubtotalAmount     int64                    `json:"subtotal_amount"`
+	TaxAmount          int64                    `json:"tax_amount"`
+	TotalAmount        int64                    `json:"total_amount"`
+	UpdatedAt          Time                     `json:"updated_at"`
 }
 
 // InvoiceStatusTransitions records when an invoice reached each status.
@@ -98,8 +108,30 @@ func (inv *Invoice) SetTotals() {
 	}
 	inv.SubtotalAmount = sub
 	inv.TotalAmount = sub - inv.DiscountAmount + inv.TaxAmount
-	inv.AmountDue = inv.TotalAmount
+	inv.AmountDue = inv.TotalAmount + inv.FineAmount + inv.InterestAmount
 	inv.AmountRemaining = inv.AmountDue - inv.AmountPaid
+}
+
+// Billing reasons of an invoice (Stripe's).
+const (
+	BillingManual             = "manual"
+	BillingSubscriptionCreate = "subscription_create"
+	BillingSubscriptionCycle  = "subscription_cycle"
+	BillingSubscriptionUpdate = "subscription_update"
+)
+
+// ApplyLateCharges brings the fine and interest of an open invoice up to now (SPEC 9.2: counted
+// from the due instant in 24-hour periods); amount_due and amount_remaining include them. Paid,
+// void and draft invoices keep what they have.
+func (inv *Invoice) ApplyLateCharges(now time.Time) {
+	if inv.Status != InvoiceOpen && inv.Status != InvoiceUncollectible {
+		return
+	}
+	if inv.FineRate == 0 && inv.InterestRate == 0 {
+		return
+	}
+	inv.FineAmount, inv.InterestAmount = LateCharges(inv.TotalAmount, inv.FineRate, inv.InterestRate, inv.DueDate.Time, now)
+	inv.SetTotals()
 }
 
 // DueNoon is the instant a civil day converted by the service stands for (SPEC 9.2):

@@ -38,12 +38,15 @@ func Finalize(tx *db.Tx, a domain.Actor, id string) (*domain.Invoice, error) {
 
 func finalize(tx *db.Tx, a domain.Actor, inv *domain.Invoice) error {
 	before := *inv
-	n, err := tx.CountNumberedInvoices(a.Scope)
+	n, err := tx.NextInvoiceNumber(a.Scope)
 	if err != nil {
 		return err
 	}
-	number := fmt.Sprintf("%s-%04d", numberPrefix(a.OrgID), n+1)
+	number := fmt.Sprintf("%s-%04d", numberPrefix(a.OrgID), n)
 	inv.Number = &number
+	if err := setHostedURLs(tx, inv); err != nil {
+		return err
+	}
 	inv.Status = domain.InvoiceOpen
 	inv.StatusTransitions.FinalizedAt = domain.At(tx.Now)
 	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
@@ -359,4 +362,29 @@ func IntentSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
 		return core.Emit(tx, a, EventPaymentFailed, inv, &before)
 	}
 	return nil
+}
+
+// VoidIfOpen voids an invoice that is still open or uncollectible and leaves any other as it is
+// (a subscription that expires or pauses with behavior void).
+func (svc *Service) VoidIfOpen(tx *db.Tx, a domain.Actor, id string) (*domain.Invoice, error) {
+	inv, err := Get(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Status != domain.InvoiceOpen && inv.Status != domain.InvoiceUncollectible {
+		return inv, nil
+	}
+	return svc.Void(tx, a, id)
+}
+
+// MarkUncollectibleIfOpen marks an open invoice uncollectible and leaves any other as it is.
+func (svc *Service) MarkUncollectibleIfOpen(tx *db.Tx, a domain.Actor, id string) (*domain.Invoice, error) {
+	inv, err := Get(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Status != domain.InvoiceOpen {
+		return inv, nil
+	}
+	return MarkUncollectible(tx, a, id)
 }

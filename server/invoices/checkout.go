@@ -80,7 +80,7 @@ func ForCheckoutSession(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, p
 		if err := tx.UpdateSubscription(a.Scope, sub); err != nil {
 			return nil, err
 		}
-		if err := core.Emit(tx, a, "subscription.updated", sub, &before); err != nil {
+		if err := core.Emit(tx, a, domain.EventSubscriptionUpdated, sub, &before); err != nil {
 			return nil, err
 		}
 	}

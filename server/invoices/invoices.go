@@ -74,6 +74,8 @@ type CreateParams struct {
 	Subscription     *string           `json:"subscription"`
 	Lines            []LineParams      `json:"lines"`
 	Metadata         map[string]string `json:"metadata"`
+	FineRate         *int64            `json:"fine_rate"`
+	InterestRate     *int64            `json:"interest_rate"`
 }
 
 // UpdateParams is the body of POST /v1/invoices/{id}: description and metadata at any time;
@@ -93,7 +95,50 @@ func Get(tx *db.Tx, s domain.Scope, id string) (*domain.Invoice, error) {
 	if errors.Is(err, db.ErrNotFound) {
 		return nil, domain.NotFound("id", "invoice", id)
 	}
-	return inv, err
+	if err != nil {
+		return nil, err
+	}
+	inv.ApplyLateCharges(tx.Now)
+	return inv, nil
+}
+
+// LateRates checks fine_rate and interest_rate (basis points): only for send_invoice (an invoice
+// with a due instant), each between zero and its legal ceiling.
+func LateRates(method string, fine, interest *int64) (int64, int64, error) {
+	var f, i int64
+	if fine != nil {
+		if method != domain.CollectionSendInvoice {
+			return 0, 0, domain.Invalid("fine_rate", "fine_rate applies only to send_invoice (an invoice with a due date).")
+		}
+		if *fine < 0 || *fine > domain.MaxFineRate {
+			return 0, 0, domain.Invalid("fine_rate", "fine_rate is in basis points, 0 to %d (2%%); got %d.", domain.MaxFineRate, *fine)
+		}
+		f = *fine
+	}
+	if interest != nil {
+		if method != domain.CollectionSendInvoice {
+			return 0, 0, domain.Invalid("interest_rate", "interest_rate applies only to send_invoice (an invoice with a due date).")
+		}
+		if *interest < 0 || *interest > domain.MaxInterestRate {
+			return 0, 0, domain.Invalid("interest_rate", "interest_rate is in basis points per 30 days, 0 to %d (1%%); got %d.", domain.MaxInterestRate, *interest)
+		}
+		i = *interest
+	}
+	return f, i, nil
+}
+
+// Insert stores a new draft invoice built by another package (a subscription's) and emits
+// invoice.created.
+func Insert(tx *db.Tx, a domain.Actor, inv *domain.Invoice) error {
+	if err := tx.CreateInvoice(a.Scope, inv); err != nil {
+		return err
+	}
+	return core.Emit(tx, a, EventCreated, inv, nil)
+}
+
+// FinalizeDraft finalizes a draft held by the caller (see Finalize).
+func FinalizeDraft(tx *db.Tx, a domain.Actor, inv *domain.Invoice) error {
+	return finalize(tx, a, inv)
 }
 
 // Create creates a draft invoice and emits invoice.created. SPEC 4.6: customer is required;
@@ -137,6 +182,10 @@ func Create(tx *db.Tx, a domain.Actor, p CreateParams) (*domain.Invoice, error) 
 	if err != nil {
 		return nil, err
 	}
+	fineRate, interestRate, err := LateRates(method, p.FineRate, p.InterestRate)
+	if err != nil {
+		return nil, err
+	}
 	if p.Currency != nil {
 		if _, err := domain.ValidateCurrency("currency", *p.Currency); err != nil || *p.Currency == "" {
 			return nil, domain.Invalid("currency", "currency must be brl (lowercase ISO 4217).")
@@ -154,6 +203,7 @@ func Create(tx *db.Tx, a domain.Actor, p CreateParams) (*domain.Invoice, error) 
 		ID: domain.NewID(domain.PrefixInvoice), Object: "invoice", Status: domain.InvoiceDraft, Currency: "brl",
 		Customer: cus.ID, CollectionMethod: method, DueDate: due, DaysUntilDue: days, Livemode: a.Livemode,
 		Metadata: domain.MergeMetadata(nil, p.Metadata), CreatedAt: now, UpdatedAt: now,
+		FineRate: fineRate, InterestRate: interestRate, BillingReason: domain.BillingManual,
 	}
 	if sub != nil {
 		inv.Subscription = &sub.ID

@@ -44,19 +44,21 @@ func enterArrears(tx *db.Tx, a domain.Actor, inv *domain.Invoice) error {
 	if err != nil {
 		return err
 	}
-	if sub.Status != domain.SubscriptionActive && sub.Status != domain.SubscriptionTrialing {
-		return nil
+	next, err := domain.NextSubscriptionStatus(sub.Status, domain.SubInvoiceOverdue, "")
+	if err != nil || next == sub.Status {
+		return nil // the overdue invoice changes nothing in this status (canceled, incomplete)
 	}
 	before := *sub
-	sub.Status = domain.SubscriptionPastDue
+	sub.Status = next
 	if err := tx.UpdateSubscription(a.Scope, sub); err != nil {
 		return err
 	}
-	return core.Emit(tx, a, "subscription.updated", sub, &before)
+	return core.Emit(tx, a, domain.EventSubscriptionUpdated, sub, &before)
 }
 
-// leaveArrears makes a past_due subscription active again once none of its invoices is still
-// owed past its due instant (the invoice just paid or voided was the last one).
+// leaveArrears makes a past_due or unpaid subscription active again once none of its invoices is
+// still owed past its due instant or after a failed attempt (the invoice just paid or voided was
+// the last one), and an incomplete subscription active once its first invoice is paid.
 func leaveArrears(tx *db.Tx, a domain.Actor, inv *domain.Invoice) error {
 	if inv.Subscription == nil {
 		return nil
@@ -65,20 +67,32 @@ func leaveArrears(tx *db.Tx, a domain.Actor, inv *domain.Invoice) error {
 	if err != nil {
 		return err
 	}
-	if sub.Status != domain.SubscriptionPastDue {
+	ev := domain.SubArrearsCleared
+	switch sub.Status {
+	case domain.SubscriptionPastDue, domain.SubscriptionUnpaid:
+		n, err := tx.CountOverdueInvoices(a.Scope, sub.ID)
+		if err != nil || n > 0 {
+			return err
+		}
+	case domain.SubscriptionIncomplete:
+		if inv.Status != domain.InvoicePaid || (sub.LatestInvoice != nil && *sub.LatestInvoice != inv.ID) {
+			return nil
+		}
+		ev = domain.SubFirstPaymentSucceeded
+	default:
 		return nil
 	}
-	n, err := tx.CountOverdueInvoices(a.Scope, sub.ID)
-	if err != nil || n > 0 {
+	next, err := domain.NextSubscriptionStatus(sub.Status, ev, "")
+	if err != nil {
 		return err
 	}
-	before := *sub
-	sub.Status = domain.SubscriptionActive
 	if !sub.TrialEnd.IsZero() && tx.Now.Before(sub.TrialEnd.Time) {
-		sub.Status = domain.SubscriptionTrialing
+		next = domain.SubscriptionTrialing
 	}
+	before := *sub
+	sub.Status = next
 	if err := tx.UpdateSubscription(a.Scope, sub); err != nil {
 		return err
 	}
-	return core.Emit(tx, a, "subscription.updated", sub, &before)
+	return core.Emit(tx, a, domain.EventSubscriptionUpdated, sub, &before)
 }

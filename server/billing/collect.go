@@ -1,0 +1,149 @@
+package billing
+
+import (
+	"context"
+
+	"troco/db"
+	"troco/server/core"
+	"troco/server/domain"
+	"troco/server/invoices"
+	"troco/server/payments"
+)
+
+// Outcome is what collecting an invoice did.
+type Outcome int
+
+// The outcomes of a collection attempt.
+const (
+	// Paid: the invoice is paid.
+	Paid Outcome = iota
+	// Waiting: nothing failed and the invoice is still open: a payment settles later (a
+	// processing card, a PIX or boleto in flight) or the customer pays it by its due instant.
+	Waiting
+	// Failed: the attempt failed (declined, no usable payment method); dunning applies.
+	Failed
+)
+
+// Collector collects a finalized (open) invoice of a subscription. It is the only part of a
+// renewal that depends on how the customer pays: the renewal, the state machine and dunning do
+// not change when a new way of paying (Pix Automático) adds a Collector for its collection
+// method. A Collector returns an error only for a failure of troco itself (the transaction is
+// then rolled back); a refused payment is the Failed outcome.
+type Collector interface {
+	Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscription, inv *domain.Invoice) (Outcome, error)
+}
+
+// collector returns the Collector of a collection method.
+func (svc *Service) collector(method string) Collector {
+	if c, ok := svc.Collectors[method]; ok && c != nil {
+		return c
+	}
+	if method == domain.CollectionSendInvoice {
+		return sendInvoice{}
+	}
+	return cardCollector{svc}
+}
+
+// PendingCall is a live processor call a renewal reserved: it is made after the transaction
+// commits (ExecutePending), then the renewal applies its answer (Apply).
+type PendingCall struct {
+	scope domain.Scope
+	sub   string
+	p     *payments.Pending
+}
+
+// TakePending returns and forgets the processor calls reserved since the last call; the caller
+// makes them once its transaction committed (and drops them if it rolled back).
+func (svc *Service) TakePending() []PendingCall {
+	p := svc.pending
+	svc.pending = nil
+	return p
+}
+
+// ExecutePending makes the reserved calls (outside any transaction) and applies each answer to
+// its subscription's invoice in a new transaction.
+func (svc *Service) ExecutePending(ctx context.Context, store *db.DB, calls []PendingCall) error {
+	for _, c := range calls {
+		svc.Payments.Execute(ctx, store, c.p)
+		err := store.Write(ctx, func(tx *db.Tx) error { return svc.Apply(tx, c.scope, c.sub) })
+		if err != nil {
+			return err
+		}
+		// Applying may reserve again (a retry of an unknown outcome): the reconciliation job
+		// follows those.
+		svc.pending = nil
+	}
+	return nil
+}
+
+// Apply applies the recorded answer of a live processor call to the latest invoice of a
+// subscription (paid, or a failed attempt that starts dunning). Nothing happens when no answer
+// waits.
+func (svc *Service) Apply(tx *db.Tx, s domain.Scope, id string) error {
+	sub, err := Get(tx, s, id)
+	if err != nil || sub.LatestInvoice == nil {
+		return err
+	}
+	inv, err := tx.FindInvoiceByID(s, *sub.LatestInvoice)
+	if err != nil || inv.Status != domain.InvoiceOpen || inv.PaymentIntent == nil {
+		return err
+	}
+	open, err := svc.Payments.HasOpenCall(tx, s, *inv.PaymentIntent)
+	if err != nil || !open {
+		return err
+	}
+	a := domain.Actor{Scope: s}
+	out, err := svc.collector(sub.CollectionMethod).Collect(tx, a, sub, inv)
+	if err != nil {
+		return err
+	}
+	if out == Failed {
+		return svc.attemptFailed(tx, a, sub.ID, inv.ID)
+	}
+	return nil
+}
+
+// cardCollector charges the subscription's default card (else the customer's newest saved card)
+// through the payments engine, as an off-session reuse of the saved card: in the sandbox the
+// reuse outcomes of the test cards apply, in live mode the card processor charges it (the call is
+// reserved here and made after the transaction commits; see TakePending).
+type cardCollector struct{ svc *Service }
+
+func (c cardCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscription, inv *domain.Invoice) (Outcome, error) {
+	paid, err := c.svc.Invoices.Pay(tx, a, inv.ID, invoices.PayParams{PaymentMethod: sub.DefaultPaymentMethod})
+	if p := payments.PendingOf(err); p != nil {
+		c.svc.pending = append(c.svc.pending, PendingCall{scope: a.Scope, sub: sub.ID, p: p})
+		return Waiting, nil
+	}
+	if err == nil {
+		if paid.Status == domain.InvoicePaid {
+			return Paid, nil
+		}
+		return Waiting, nil
+	}
+	e, ok := domain.AsError(err)
+	if !ok {
+		return Failed, err
+	}
+	if e.KeepChanges {
+		return Failed, nil // declined: Pay recorded the attempt and emitted invoice.payment_failed
+	}
+	// Refused before any charge (no saved card, the card was detached): record the attempt.
+	fresh, err := tx.FindInvoiceByID(a.Scope, inv.ID)
+	if err != nil {
+		return Failed, err
+	}
+	before := *fresh
+	fresh.AttemptCount++
+	if err := tx.UpdateInvoice(a.Scope, fresh); err != nil {
+		return Failed, err
+	}
+	return Failed, core.Emit(tx, a, invoices.EventPaymentFailed, fresh, &before)
+}
+
+// sendInvoice leaves the invoice to the customer: it is due at its due instant.
+type sendInvoice struct{}
+
+func (sendInvoice) Collect(*db.Tx, domain.Actor, *domain.Subscription, *domain.Invoice) (Outcome, error) {
+	return Waiting, nil
+}

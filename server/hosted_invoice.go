@@ -1,0 +1,212 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"troco/db"
+	"troco/pages"
+	"troco/server/domain"
+	"troco/server/invoices"
+	"troco/server/payments"
+)
+
+// The hosted invoice page (hosted_invoice_url) and its PDF (invoice_pdf): whoever holds the
+// URL's secret can see and pay the invoice; anything else is a 404 that says nothing.
+
+type invoiceView struct {
+	inv   *domain.Invoice
+	scope domain.Scope
+	org   *domain.Organization
+	cus   *domain.Customer
+	pi    *domain.PaymentIntent
+}
+
+func (s *Server) loadInvoiceView(ctx context.Context, id, secret string) (*invoiceView, error) {
+	v := &invoiceView{}
+	err := s.db.Read(ctx, func(tx *db.Tx) error {
+		inv, sc, err := invoices.GetHosted(tx, id, secret)
+		if err != nil {
+			return err
+		}
+		v.inv, v.scope = inv, sc
+		if v.org, err = tx.FindOrganizationByID(sc.OrgID); err != nil {
+			return err
+		}
+		if v.cus, err = tx.FindCustomerByID(sc, inv.Customer); err != nil {
+			return err
+		}
+		if inv.PaymentIntent != nil {
+			if v.pi, err = s.pay.GetIntent(tx, sc, *inv.PaymentIntent); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return v, err
+}
+
+func invoicePagePath(id, secret, lang string) string {
+	p := "/invoices/" + id + "?s=" + url.QueryEscape(secret)
+	if lang != "" {
+		p += "&lang=" + url.QueryEscape(lang)
+	}
+	return p
+}
+
+func (s *Server) handleHostedInvoice() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret := r.URL.Query().Get("s")
+		v, err := s.loadInvoiceView(r.Context(), pathID(r), secret)
+		if err != nil {
+			s.invoicePageFailure(w, r, err)
+			return
+		}
+		lang, _ := pageLang(r)
+		p := s.invoicePage(r, v, secret, lang)
+		if code := r.URL.Query().Get("e"); code != "" {
+			p.Message = lang.DeclineText(code, "")
+		}
+		s.render(w, r, http.StatusOK, pages.InvoiceHosted(p))
+	})
+}
+
+func (s *Server) invoicePage(r *http.Request, v *invoiceView, secret string, lang pages.Lang) *pages.InvoicePage {
+	p := &pages.InvoicePage{Lang: lang, Inv: v.inv, Org: v.org, Customer: v.cus, Zone: domain.CustomerZone(v.cus), Now: s.cfg.Clock.Now(),
+		Secret: secret, PageURL: "/invoices/" + v.inv.ID + "?s=" + url.QueryEscape(secret), PDFURL: "/invoices/" + v.inv.ID + "/pdf?s=" + url.QueryEscape(secret),
+		ActionURL: "/invoices/" + v.inv.ID + "/pay", SimURL: "/invoices/" + v.inv.ID + "/simulate"}
+	if nonce, ok := r.Context().Value(hostedNonceKey{}).(string); ok {
+		p.CSPNonce = nonce
+	}
+	if v.pi != nil && v.pi.Waiting() && v.pi.PaymentData != nil && (v.inv.Status == domain.InvoiceOpen || v.inv.Status == domain.InvoiceUncollectible) {
+		p.Pix, p.Boleto = v.pi.PaymentData.Pix, v.pi.PaymentData.Boleto
+	}
+	return p
+}
+
+func (s *Server) invoicePageFailure(w http.ResponseWriter, r *http.Request, err error) {
+	if e, ok := domain.AsError(err); ok && e.Status == http.StatusNotFound {
+		s.renderMessage(w, r, http.StatusNotFound, pages.StateNotFound)
+		return
+	}
+	s.hostedFailure(w, r, err)
+}
+
+// handleHostedInvoicePay pays from the page: a card typed by the customer, or a new PIX or
+// boleto for the amount due now. It answers with a redirect to the page (a decline carries its
+// code, shown as a message).
+func (s *Server) handleHostedInvoicePay() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, hostedFormMax)
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "bad form", http.StatusBadRequest)
+			return
+		}
+		secret := r.PostForm.Get("s")
+		v, err := s.loadInvoiceView(r.Context(), pathID(r), secret)
+		if err != nil {
+			s.invoicePageFailure(w, r, err)
+			return
+		}
+		_, langParam := pageLang(r)
+		hp := invoices.HostedPayParams{Method: r.PostForm.Get("method"), Origin: "https://" + r.Host}
+		if hp.Method == domain.MethodCreditCard {
+			month, _ := strconv.Atoi(strings.TrimSpace(r.PostForm.Get("exp_month")))
+			year, _ := strconv.Atoi(strings.TrimSpace(r.PostForm.Get("exp_year")))
+			if year > 0 && year < 100 {
+				year += 2000
+			}
+			hp.Card = &payments.CardParams{Number: strings.ReplaceAll(r.PostForm.Get("number"), " ", ""), ExpMonth: month, ExpYear: year,
+				CVC: r.PostForm.Get("cvc"), HolderName: r.PostForm.Get("holder_name")}
+		}
+		svc := s.invoiceService()
+		err = s.hostedWrite(r.Context(), func(tx *db.Tx) error {
+			_, err := svc.PayHosted(tx, s.hostedActor(r, v.scope), v.inv.ID, hp)
+			return err
+		})
+		target := invoicePagePath(v.inv.ID, secret, langParam)
+		if err != nil {
+			e, ok := domain.AsError(err)
+			if !ok {
+				s.hostedFailure(w, r, err)
+				return
+			}
+			code := e.Code
+			if code == "" {
+				code = "processing_error"
+			}
+			target += "&e=" + url.QueryEscape(code)
+		}
+		http.Redirect(w, r, target, http.StatusSeeOther)
+	})
+}
+
+// handleHostedInvoiceSimulate settles or expires the waiting PIX or boleto of a test-mode
+// invoice (the yellow bar's buttons).
+func (s *Server) handleHostedInvoiceSimulate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, hostedFormMax)
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "bad form", http.StatusBadRequest)
+			return
+		}
+		secret := r.PostForm.Get("s")
+		v, err := s.loadInvoiceView(r.Context(), pathID(r), secret)
+		if err == nil && (v.inv.Livemode || v.pi == nil || !v.pi.Waiting()) {
+			err = domain.NotFound("id", "invoice", pathID(r))
+		}
+		if err != nil {
+			s.invoicePageFailure(w, r, err)
+			return
+		}
+		_, langParam := pageLang(r)
+		succeed := r.PostForm.Get("action") == "payment"
+		err = s.hostedWrite(r.Context(), func(tx *db.Tx) error {
+			_, err := s.pay.SimulateSettlement(tx, s.hostedActor(r, v.scope), v.pi.ID, succeed)
+			return err
+		})
+		if _, isDomain := domain.AsError(err); err != nil && !isDomain {
+			s.hostedFailure(w, r, err)
+			return
+		}
+		http.Redirect(w, r, invoicePagePath(v.inv.ID, secret, langParam), http.StatusSeeOther)
+	})
+}
+
+// handleInvoicePDF is invoice_pdf: the invoice as a PDF document.
+func (s *Server) handleInvoicePDF() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret := r.URL.Query().Get("s")
+		v, err := s.loadInvoiceView(r.Context(), pathID(r), secret)
+		if err != nil {
+			if errors.Is(err, db.ErrNotFound) {
+				http.NotFound(w, r)
+				return
+			}
+			if e, ok := domain.AsError(err); ok && e.Status == http.StatusNotFound {
+				http.NotFound(w, r)
+				return
+			}
+			s.hostedFailure(w, r, err)
+			return
+		}
+		lang, _ := pageLang(r)
+		body, err := pages.InvoicePDF(s.invoicePage(r, v, secret, lang))
+		if err != nil {
+			s.hostedFailure(w, r, err)
+			return
+		}
+		name := v.inv.ID
+		if v.inv.Number != nil {
+			name = *v.inv.Number
+		}
+		w.Header().Set("Content-Type", "application/pdf")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.pdf"`)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	})
+}

@@ -1,0 +1,129 @@
+package server_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+)
+
+// hostedPath is the path (with query) of an invoice's hosted URL or PDF URL.
+func hostedPath(t *testing.T, u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Path == "" {
+		t.Fatalf("bad hosted url %q", u)
+	}
+	return p.RequestURI()
+}
+
+// TestHostedInvoicePage: a finalized invoice has a hosted page and a PDF behind a secret; the
+// page renders in the customer's zone and language, shows fine and interest after the due
+// instant, and is payable by card, PIX (settled with the sandbox bar) and boleto (a new boleto
+// for the updated amount once the invoice accrues a fine).
+func TestHostedInvoicePage(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza", "document": "529.982.247-25",
+		"timezone": "America/Manaus", "address": map[string]any{"line1": "Rua das Flores", "number": "100", "neighborhood": "Centro", "city": "São Paulo", "state": "SP", "postal_code": "01001-000"}})
+	is.Equal(cus.Status, 200)
+	is.Equal(cus.Str("timezone"), "America/Manaus")
+	is.Equal(e.Do("POST", "/v1/customers", e.Test, map[string]any{"timezone": "Mars/Olympus"}).ErrParam(), "timezone")
+
+	mk := func() map[string]any {
+		r := e.invCreate(map[string]any{"customer": cus.Str("id"), "collection_method": "send_invoice", "days_until_due": 2, "fine_rate": 200, "interest_rate": 100,
+			"lines": []any{map[string]any{"amount": 100000, "description": "Consultoria mensal"}}})
+		f := e.Do("POST", "/v1/invoices/"+r.Str("id")+"/finalize", e.Test, nil)
+		is.Equal(f.Status, 200)
+		return f.Body
+	}
+	inv := mk()
+	id := inv["id"].(string)
+	hosted, pdf := inv["hosted_invoice_url"].(string), inv["invoice_pdf"].(string)
+	is.True(strings.Contains(hosted, "/invoices/"+id+"?s="))
+	b := e.newBrowser(t)
+
+	// The wrong secret, another id: 404 and nothing shown.
+	bad := b.get("/invoices/" + id + "?s=0000")
+	is.Equal(bad.Status, 404)
+	is.True(!strings.Contains(bad.Body, "Consultoria"))
+	is.Equal(b.get("/invoices/"+id+"/pdf?s=0000").Status, 404)
+
+	pg := b.get(hostedPath(t, hosted))
+	is.Equal(pg.Status, 200)
+	is.True(pg.testID("sandbox-banner"))
+	is.Equal(pg.textOf("invoice-amount-due"), "R$ 1.000,00")
+	is.Equal(pg.textOf("invoice-status"), "Em aberto")
+	due, _ := time.Parse(time.RFC3339, inv["due_date"].(string))
+	manaus, _ := time.LoadLocation("America/Manaus")
+	is.Equal(pg.textOf("invoice-due"), due.In(manaus).Format("02/01/2006 15:04")+" (America/Manaus)")
+	is.True(strings.Contains(pg.Body, "529.982.247-25"))
+	en := b.get(hostedPath(t, hosted) + "&lang=en")
+	is.Equal(en.textOf("invoice-amount-due"), "R$1,000.00")
+
+	// The PDF.
+	doc := b.get(hostedPath(t, pdf))
+	is.Equal(doc.Status, 200)
+	is.Equal(doc.Header.Get("Content-Type"), "application/pdf")
+	is.True(strings.HasPrefix(doc.Body, "%PDF-"))
+
+	// Pay by card (declined first, then approved).
+	form := url.Values{"s": {pg.hidden().Get("s")}, "method": {"credit_card"}, "number": {"4000000000000002"}, "exp_month": {"12"},
+		"exp_year": {"2031"}, "cvc": {"123"}, "holder_name": {"Ana Souza"}}
+	r := b.post("/invoices/"+id+"/pay", form)
+	is.Equal(r.Status, 303)
+	is.True(strings.Contains(r.Location, "&e="))
+	is.True(b.get(r.Location).testID("invoice-error"))
+	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("status"), "open")
+	form.Set("number", "4242424242424242")
+	r = b.post("/invoices/"+id+"/pay", form)
+	is.Equal(r.Status, 303)
+	is.True(!strings.Contains(r.Location, "&e="))
+	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("status"), "paid")
+	is.Equal(b.get(r.Location).textOf("invoice-status"), "Paga")
+	is.Equal(len(e.payEvents(e.Test, "invoice.paid", id)), 1)
+
+	// PIX, settled with the sandbox bar.
+	inv = mk()
+	id = inv["id"].(string)
+	s := hostedPath(t, inv["hosted_invoice_url"].(string))
+	secret := b.get(s).hidden().Get("s")
+	r = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"pix"}})
+	is.Equal(r.Status, 303)
+	pg = b.get(r.Location)
+	is.True(pg.testID("invoice-pix"))
+	is.True(pg.testID("simulate-payment"))
+	r = b.post("/invoices/"+id+"/simulate", url.Values{"s": {secret}, "action": {"payment"}})
+	is.Equal(r.Status, 303)
+	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("status"), "paid")
+
+	// Boleto; after the due instant the fine and interest are due and a new boleto carries them.
+	inv = mk()
+	id = inv["id"].(string)
+	s = hostedPath(t, inv["hosted_invoice_url"].(string))
+	secret = b.get(s).hidden().Get("s")
+	r = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}})
+	is.Equal(r.Status, 303)
+	is.True(b.get(r.Location).testID("invoice-boleto"))
+	first := e.Do("GET", "/v1/invoices/"+id, e.Test, nil)
+	fpi := e.Do("GET", "/v1/payment-intents/"+first.Str("payment_intent"), e.Test, nil)
+	is.Equal(fpi.Num("amount"), int64(100000))
+	// The boleto falls due on the invoice's due date and carries the late terms.
+	is.Equal(digStr(fpi.Body, "next_action.boleto.due_date"), inv["due_date"].(string)[:10])
+	bp := b.get(hostedPath(t, digStr(fpi.Body, "next_action.boleto.url")))
+	is.Equal(bp.Status, 200)
+	is.True(strings.Contains(bp.Body, "multa de 2% e juros de mora de 1% ao mês"))
+	due, _ = time.Parse(time.RFC3339, inv["due_date"].(string))
+	e.travel(due.Add(3 * 24 * time.Hour))
+	pg = b.get(s)
+	is.Equal(pg.textOf("invoice-status"), "Vencida")
+	is.Equal(pg.textOf("invoice-fine"), "R$ 20,00")
+	is.Equal(pg.textOf("invoice-interest"), "R$ 1,00")
+	r = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}})
+	is.Equal(r.Status, 303)
+	again := e.Do("GET", "/v1/invoices/"+id, e.Test, nil)
+	is.True(again.Str("payment_intent") != first.Str("payment_intent"))
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+again.Str("payment_intent"), e.Test, nil).Num("amount"), int64(102100))
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+first.Str("payment_intent"), e.Test, nil).Str("status"), "canceled")
+}
