@@ -142,3 +142,27 @@ func TestVersionAndHelp(t *testing.T) {
 	is.True(err != nil)
 	is.True(strings.Contains(errb.String(), "troco key create")) // the group's commands
 }
+
+// The first start's sign-in link lasts 15 minutes; every later start says how to get a new one
+// for the bootstrap owner, and following it gives a link to the port serve runs on.
+func TestRestartSaysHowToSignIn(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "troco.db")
+	out, _, exited, _ := serveChild(t, regexp.MustCompile(`dashboard: .*signin/link/`), "--addr", freeAddr(t), "--data-dir", dir)
+	is.True(!exited)
+	is.True(bootKeyLine.MatchString(out))
+
+	hint := regexp.MustCompile(`dashboard: https://localhost:(\d+)/dashboard \(a new one-time sign-in link for admin@localhost: troco user signin-link (user_\w+) --db (\S+)\)`)
+	addr := freeAddr(t)
+	out, _, exited, _ = serveChild(t, hint, "--addr", addr, "--data-dir", dir)
+	is.True(!exited)
+	h := hint.FindStringSubmatch(out)
+	is.True(h != nil)
+	is.Equal(h[3], dbPath)
+	is.True(!bootKeyLine.MatchString(out)) // no second key
+
+	var lout bytes.Buffer
+	is.NoErr(run(context.Background(), []string{"user", "signin-link", h[2], "--db", h[3]}, envFrom(nil), &lout, &bytes.Buffer{}))
+	is.True(strings.Contains(lout.String(), "https://localhost:"+h[1]+"/dashboard/signin/link/")) // the port serve ran on
+}

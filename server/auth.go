@@ -12,7 +12,8 @@ import (
 )
 
 // authenticate resolves the caller of a /v1 request (SPEC 5): the key from either header, its
-// state, its scope for need, and the Organization header for platform keys.
+// state, its scope for need, and the Organization header for platform keys. A refused request
+// whose key was found (revoked, expired, missing scope) returns the key's info with the error.
 func (s *Server) authenticate(r *http.Request, need string) (*authInfo, error) {
 	token, err := bearerToken(r)
 	if err != nil {
@@ -60,11 +61,13 @@ func (s *Server) authenticate(r *http.Request, need string) (*authInfo, error) {
 		return nil, domain.Unauthenticated("Invalid API key provided.")
 	}
 	now := s.cfg.Clock.Now()
+	// A refused known key still names its organization, so the refusal is in its request log.
+	known := &authInfo{Key: key, Actor: domain.Actor{Scope: domain.Scope{OrgID: key.Organization, Livemode: key.Livemode}, KeyID: key.ID}}
 	switch {
 	case !key.RevokedAt.IsZero():
-		return nil, domain.Unauthenticated("This API key was revoked.")
+		return known, domain.Unauthenticated("This API key was revoked.")
 	case key.Expired(now):
-		return nil, domain.Unauthenticated("This API key has expired.")
+		return known, domain.Unauthenticated("This API key has expired.")
 	}
 	s.touchKey(key, now.Unix())
 
@@ -90,32 +93,32 @@ func (s *Server) authenticate(r *http.Request, need string) (*authInfo, error) {
 	switch {
 	case need == domain.ScopePlatformAdmin:
 		if !key.Platform() {
-			return nil, domain.Forbidden("This endpoint requires a platform key (scope platform_admin).")
+			return info, domain.Forbidden("This endpoint requires a platform key (scope platform_admin).")
 		}
 		if !platform.PlatformActive() {
-			return nil, domain.Conflict(domain.CodeResourceStateConflict, "The platform is not active or its split rules are not configured.")
+			return info, domain.Conflict(domain.CodeResourceStateConflict, "The platform is not active or its split rules are not configured.")
 		}
 		if orgHeader != "" && !ownHeader {
-			return nil, domain.Forbidden("The Organization header must name this platform or one of its connected organizations.")
+			return info, domain.Forbidden("The Organization header must name this platform or one of its connected organizations.")
 		}
 	case key.Platform():
 		if orgHeader == "" {
-			return nil, domain.Forbidden("A platform key must name the connected organization in the Organization header.")
+			return info, domain.Forbidden("A platform key must name the connected organization in the Organization header.")
 		}
 		if !platform.PlatformActive() {
-			return nil, domain.Conflict(domain.CodeResourceStateConflict, "The platform is not active or its split rules are not configured.")
+			return info, domain.Conflict(domain.CodeResourceStateConflict, "The platform is not active or its split rules are not configured.")
 		}
 		if target == nil || target.ConnectedPlatform == nil || *target.ConnectedPlatform != *platform.Platform || target.ActivationStatus != domain.ActivationActive {
-			return nil, domain.Forbidden("The Organization header must name an active organization connected to this platform.")
+			return info, domain.Forbidden("The Organization header must name an active organization connected to this platform.")
 		}
 		info.Platform = platform
 		info.Actor.OrgID = target.ID
 	default:
 		if orgHeader != "" && orgHeader != key.Organization {
-			return nil, domain.Forbidden("An organization key acts only on its own organization.")
+			return info, domain.Forbidden("An organization key acts only on its own organization.")
 		}
 		if !key.Allows(need) {
-			return nil, domain.Forbidden("This API key does not have the " + need + " scope required for this request.")
+			return info, domain.Forbidden("This API key does not have the " + need + " scope required for this request.")
 		}
 	}
 	return info, nil

@@ -386,15 +386,16 @@ func (s *Server) dashHome(q *dashReq) (*pages.Page, error) {
 	return p, nil
 }
 
-// volumeChart draws one bar per method (card, PIX, boleto always shown) scaled to the largest.
+// volumeChart draws one bar per method (credit_card, pix, boleto, the payment_method_type values
+// of the API, always shown) scaled to the largest.
 func (q *dashReq) volumeChart(vols []db.MethodVolume) *pages.Chart {
 	byMethod := map[string]db.MethodVolume{}
 	for _, v := range vols {
 		byMethod[v.Method] = v
 	}
-	methods := []string{"card", "pix", "boleto"}
+	methods := []string{"credit_card", "pix", "boleto"}
 	for _, v := range vols {
-		if v.Method != "card" && v.Method != "pix" && v.Method != "boleto" {
+		if v.Method != "credit_card" && v.Method != "pix" && v.Method != "boleto" {
 			methods = append(methods, v.Method)
 		}
 	}

@@ -75,7 +75,7 @@ func BenchmarkDashboardPages(b *testing.B) {
 	seedStart := time.Now()
 	const batch = 10_000
 	batches := (n + batch - 1) / batch
-	methods := []string{"card", "pix", "boleto"}
+	methods := []string{"credit_card", "pix", "boleto"}
 	statuses := []string{"succeeded", "succeeded", "succeeded", "requires_payment_method", "canceled", "processing"}
 	var lastID string
 	for bi := range batches {

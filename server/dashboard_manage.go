@@ -250,6 +250,9 @@ func (s *Server) dashKeyCreate(q *dashReq) (*pages.Page, error) {
 	if f.Get("scope_admin") != "" || f.Get("scopes") != "" {
 		return s.dashKeys(q, &pages.Page{Error: "admin keys are not offered in the dashboard."})
 	}
+	if len(scopes) == 0 { // the API would default to read+write: the person unchecked them all
+		return s.dashKeys(q, &pages.Page{Error: "choose at least one scope (read, write or platform_admin)."})
+	}
 	env := f.Get("environment")
 	in := core.APIKeyInput{OrgID: q.u.Org.ID, Livemode: env == "live", Scopes: scopes, Name: f.Get("name")}
 	if env != "live" && env != "test" {

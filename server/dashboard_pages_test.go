@@ -241,3 +241,21 @@ func TestDashboardDisputes(t *testing.T) {
 	st, _, _ = b.get("/dashboard/live/disputes/" + dp.Str("id"))
 	is.Equal(st, http.StatusNotFound)
 }
+
+// A card payment counts in the home chart's card bar: the chart's methods are the API's
+// payment_method_type values, so there is no empty "card" bar beside a "credit_card" one.
+func TestDashboardHomeChartCountsCardPayments(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pi := e.Do("POST", "/v1/payment-intents", e.Test, map[string]any{"amount": 10000, "currency": "brl", "payment_method_types": []string{"credit_card"}})
+	is.Equal(pi.Status, 200)
+	c := e.payConfirm(e.Test, pi.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")})
+	is.Equal(c.Str("status"), "succeeded")
+	b := e.signedIn(e.Org.ID, "viewer@example.com", domain.RoleViewer)
+	st, body, _ := b.get("/dashboard/test")
+	is.Equal(st, http.StatusOK)
+	alt := regexp.MustCompile(`credit_card: R\$ 100,00 \(1\); pix: R\$ 0,00 \(0\); boleto: R\$ 0,00 \(0\)`)
+	is.True(alt.MatchString(body))                             // one bar per method, the card payment in it
+	is.True(!strings.Contains(body, "; card:"))                // no second, empty card bar
+	is.True(!strings.Contains(body, "card: R$ 0,00 (0); pix")) // nor first
+}

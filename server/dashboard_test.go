@@ -233,7 +233,9 @@ func TestDashboardAPIKeys(t *testing.T) {
 	_, body, _ = b.get("/dashboard/test/api-keys")
 	is.True(!strings.Contains(body, token)) // never shown again
 
-	// An expiry in the past and an admin scope are refused; nothing is created.
+	// An expiry in the past, an admin scope and no scope at all are refused; nothing is created.
+	_, body, _ = b.post("/dashboard/test/api-keys", url.Values{"name": {"x"}, "environment": {"test"}})
+	is.True(strings.Contains(body, "choose at least one scope"))
 	_, body, _ = b.post("/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_read": {"read"}, "environment": {"test"}, "expires_at": {"2001-01-01T00:00"}})
 	is.True(strings.Contains(body, "expires_at must be in the future"))
 	_, body, _ = b.post("/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_admin": {"admin"}, "environment": {"live"}})

@@ -124,6 +124,14 @@ func (s *Server) api(need string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		info, err := s.authenticate(r, need)
+		if err != nil && info != nil {
+			// A known key refused (revoked, expired, without the scope): recorded in its
+			// organization's request log, where its developer looks for why.
+			s.logRequest(w, r, info.Actor.Scope, info.Key.ID, start, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s.writeError(w, r, err)
+			}))
+			return
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -15,7 +15,7 @@ import (
 	"troco/server/domain"
 )
 
-// The request log: every authenticated /v1 request is recorded (method, path, status, key,
+// The request log: every /v1 request made with a known key (refused ones included) is recorded (method, path, status, key,
 // request id, duration, bodies with card data and secrets redacted) for the dashboard's request
 // logs and each object's page. Entries are written in batches a moment after the answer, so the
 // log never adds a commit to the caller's latency; a crash loses at most the last batch of log

@@ -10,6 +10,7 @@ import (
 	"github.com/matryer/is"
 
 	"troco/db"
+	"troco/server/core"
 	"troco/server/domain"
 )
 
@@ -96,4 +97,32 @@ func TestRequestLogRecordsAndRedacts(t *testing.T) {
 		return err
 	})
 	is.Equal(len(left), 0)
+}
+
+// A request refused for its key's state or scope (a revoked key, a read key that writes) is in
+// that key's organization's request log, where its developer looks for why; an unknown key
+// belongs to no organization.
+func TestRequestLogRecordsRefusedKnownKeys(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	read, err := e.CreateKey(core.APIKeyInput{OrgID: e.Org.ID, Name: "read only", Scopes: []string{"read"}})
+	is.NoErr(err)
+	gone, err := e.CreateKey(core.APIKeyInput{OrgID: e.Org.ID, Name: "to revoke"})
+	is.NoErr(err)
+	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := core.RevokeAPIKey(tx, gone.ID, "ana@acme.test", "leaked")
+		return err
+	}))
+	is.Equal(e.Do("POST", "/v1/customers", read.Token, map[string]any{"email": "ana@example.com"}).Status, http.StatusForbidden)
+	is.Equal(e.Do("GET", "/v1/customers", gone.Token, nil).Status, http.StatusUnauthorized)
+	is.Equal(e.Do("GET", "/v1/customers", "ch_live_bogus", nil).Status, http.StatusUnauthorized)
+
+	logs := waitLogs(t, e, domain.Scope{OrgID: e.Org.ID, Livemode: gone.Livemode}, db.RequestLogFilter{}, 2)
+	is.Equal(len(logs), 2)
+	is.Equal(logs[0].Status, http.StatusUnauthorized)
+	is.Equal(logs[0].KeyID, gone.ID)
+	is.True(strings.Contains(logs[0].ResponseBody, "revoked"))
+	is.Equal(logs[1].Status, http.StatusForbidden)
+	is.Equal(logs[1].KeyID, read.ID)
+	is.Equal(logs[1].Method, "POST")
 }

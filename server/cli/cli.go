@@ -406,8 +406,14 @@ func keyCreate(ctx context.Context, env Env, args []string) error {
 	var k *domain.APIKey
 	err = d.Write(ctx, func(tx *db.Tx) error {
 		k, err = core.CreateAPIKey(tx, core.APIKeyInput{OrgID: *org, Livemode: *envFlag == "live", Scopes: strings.Split(*scopes, ","), Name: *name, ExpiresAt: exp})
-		if err != nil || k.Livemode {
+		if err != nil {
 			return err
+		}
+		if err := core.AuditCommandLine(tx, k.Organization, cliOperator(env), "api_key.created", k.ID, k.Name+" ("+k.Environment+", "+strings.Join(k.Scopes, ",")+")"); err != nil {
+			return err
+		}
+		if k.Livemode {
+			return nil
 		}
 		return tx.DeleteSetting(bootstrapKeyUnshownSetting) // a test key now exists and was shown
 	})
@@ -419,6 +425,14 @@ func keyCreate(ctx context.Context, env Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "key %s (%s, %s)\ntoken (shown once): %s\n", k.ID, k.Environment, strings.Join(k.Scopes, ","), k.Token)
 	return nil
+}
+
+// cliOperator names who runs an administration command, for revocations and the audit trail.
+func cliOperator(env Env) string {
+	if u := env.Getenv("USER"); u != "" {
+		return "cli:" + u
+	}
+	return "cli"
 }
 
 func keyRevoke(ctx context.Context, env Env, args []string) error {
@@ -436,10 +450,7 @@ func keyRevoke(ctx context.Context, env Env, args []string) error {
 	}
 	who := *by
 	if who == "" {
-		who = "cli:" + env.Getenv("USER")
-		if who == "cli:" {
-			who = "cli"
-		}
+		who = cliOperator(env)
 	}
 	d, err := openAdmin(ctx, env, *dbPath)
 	if err != nil {
@@ -448,8 +459,10 @@ func keyRevoke(ctx context.Context, env Env, args []string) error {
 	defer d.Close()
 	var k *domain.APIKey
 	err = d.Write(ctx, func(tx *db.Tx) error {
-		k, err = core.RevokeAPIKey(tx, pos[0], who, *reason)
-		return err
+		if k, err = core.RevokeAPIKey(tx, pos[0], who, *reason); err != nil {
+			return err
+		}
+		return core.AuditCommandLine(tx, k.Organization, who, "api_key.revoked", k.ID, *reason)
 	})
 	if err != nil {
 		return explainJSON(env.Stdout, *asJSON, err)

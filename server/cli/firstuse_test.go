@@ -84,3 +84,75 @@ func TestPlatformConfigureSplitRulesFormat(t *testing.T) {
 	is.NoErr(json.Unmarshal(out.Bytes(), &res))
 	is.Equal(res.SplitRules["pix"], map[string]any{"rate": float64(100)})
 }
+
+// user create and user signin-link print a link to the port the running serve recorded, not to
+// the default address; --base-url still overrides it.
+func TestUserSigninLinkUsesServesRecordedBaseURL(t *testing.T) {
+	is := is.New(t)
+	path := filepath.Join(t.TempDir(), "troco.db")
+	var out bytes.Buffer
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &out, "org", "create", "--name", "Loja", "--db", path, "--json")))
+	var org struct{ ID string }
+	is.NoErr(json.Unmarshal(out.Bytes(), &org))
+	schema, _ := os.ReadFile(filepath.Join("..", "..", "schema.sql"))
+	store, err := db.Open(context.Background(), path, db.Options{Schema: string(schema), Clock: clock.Real{}})
+	is.NoErr(err)
+	is.NoErr(store.Write(context.Background(), func(tx *db.Tx) error {
+		return recordServeSettings(tx, &serveConfig{baseURL: "https://localhost:40123", simDelay: 5e9, dataDir: t.TempDir()})
+	}))
+	store.Close()
+
+	var u struct {
+		ID        string
+		SigninURL string `json:"signin_url"`
+	}
+	out.Reset()
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &out, "user", "create", "--org", org.ID, "--email", "dev@example.com", "--role", "developer", "--db", path, "--json")))
+	is.NoErr(json.Unmarshal(out.Bytes(), &u))
+	is.True(strings.HasPrefix(u.SigninURL, "https://localhost:40123/dashboard/signin/link/")) // serve's port
+	out.Reset()
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &out, "user", "signin-link", u.ID, "--db", path, "--json")))
+	is.NoErr(json.Unmarshal(out.Bytes(), &u))
+	is.True(strings.HasPrefix(u.SigninURL, "https://localhost:40123/dashboard/signin/link/"))
+	out.Reset()
+	is.NoErr(Run(context.Background(), testCLIEnv(t, &out, "user", "signin-link", u.ID, "--db", path, "--json", "--base-url", "https://pay.example.com")))
+	is.NoErr(json.Unmarshal(out.Bytes(), &u))
+	is.True(strings.HasPrefix(u.SigninURL, "https://pay.example.com/dashboard/signin/link/")) // the flag wins
+}
+
+// Keys created and revoked from the command line appear in the owners' audit trail beside those
+// of the dashboard, naming the command line's operator.
+func TestKeyCommandsAreAudited(t *testing.T) {
+	is := is.New(t)
+	path, org := cliDB(t)
+	var out bytes.Buffer
+	env := testCLIEnv(t, &out, "key", "create", "--org", org.ID, "--env", "test", "--name", "ci", "--db", path, "--json")
+	env.Getenv = func(k string) string {
+		if k == "USER" {
+			return "ana"
+		}
+		return ""
+	}
+	is.NoErr(Run(context.Background(), env))
+	var k struct{ ID string }
+	is.NoErr(json.Unmarshal(out.Bytes(), &k))
+	env.Args = []string{"key", "revoke", k.ID, "--reason", "leaked", "--db", path}
+	is.NoErr(Run(context.Background(), env))
+
+	schema, _ := os.ReadFile(filepath.Join("..", "..", "schema.sql"))
+	store, err := db.Open(context.Background(), path, db.Options{Schema: string(schema), Clock: clock.Real{}})
+	is.NoErr(err)
+	defer store.Close()
+	is.NoErr(store.Read(context.Background(), func(tx *db.Tx) error {
+		list, _, err := tx.ListAudit(org.ID, db.ListParams{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(list), 2)
+		is.Equal(list[0].Action, "api_key.revoked") // newest first
+		is.Equal(list[0].ObjectID, k.ID)
+		is.Equal(list[0].Detail, "leaked")
+		is.Equal(list[0].UserEmail, "cli:ana")
+		is.Equal(list[1].Action, "api_key.created")
+		is.Equal(list[1].Detail, "ci (test, read,write)")
+		return nil
+	}))
+}

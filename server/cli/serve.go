@@ -264,6 +264,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	var org *domain.Organization
 	var bootKey *domain.APIKey
 	var bootLink *core.SigninLink
+	var owner *domain.User
 	var unshown string // a bootstrap key of an earlier start that was never shown
 	err = store.Write(ctx, func(tx *db.Tx) error {
 		if err := checkMasterKey(tx, keyring, cfg.dataDir); err != nil {
@@ -292,6 +293,18 @@ func serve(ctx context.Context, env Env, args []string) error {
 		if fresh == 0 {
 			if _, bootLink, err = core.BootstrapOwner(tx, org.ID); err != nil {
 				return err
+			}
+		} else if org != nil {
+			// A restart prints no link (the first one expires in 15 minutes), so it names the
+			// owner whose new link `troco user signin-link` makes.
+			users, err := tx.ListUsers(org.ID)
+			if err != nil {
+				return err
+			}
+			for _, u := range users {
+				if u.Role == domain.RoleOwner && (owner == nil || u.Email == core.BootstrapOwnerEmail) {
+					owner = u
+				}
 			}
 		}
 		if bootKey != nil && cfg.sandboxKey == "" {
@@ -394,6 +407,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if bootLink != nil {
 		fmt.Fprintf(env.Stdout, "dashboard: %s/dashboard (owner %s; one-time sign-in link, valid 15 minutes: %s)\n",
 			cfg.baseURL, core.BootstrapOwnerEmail, core.SigninURL(cfg.baseURL, bootLink.Token))
+	} else if owner != nil {
+		fmt.Fprintf(env.Stdout, "dashboard: %s/dashboard (a new one-time sign-in link for %s: troco user signin-link %s --db %s)\n",
+			cfg.baseURL, owner.Email, owner.ID, cfg.dbPath)
 	}
 	if liveSetup.pix != nil {
 		// The PSP posts each received PIX to this URL + "/pix", with its client certificate.

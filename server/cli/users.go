@@ -33,7 +33,23 @@ func printUser(env Env, asJSON bool, u *domain.User, link *core.SigninLink, base
 }
 
 func userBaseURL(fs *flagSet) *string {
-	return fs.str("base-url", "https://localhost:8443", "the dashboard's base URL (serve's --base-url)")
+	return fs.str("base-url", "", "the dashboard's base URL (default: the one serve recorded, else https://localhost:8443)")
+}
+
+// signinBase is the base URL a sign-in link is printed with: the flag when given, else the one
+// the last serve on this database recorded (whatever port it got), else the default address.
+func signinBase(ctx context.Context, d *db.DB, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	rec, err := recordedServeSettings(ctx, d)
+	if err != nil {
+		return "", err
+	}
+	if rec.baseURL != "" {
+		return rec.baseURL, nil
+	}
+	return "https://localhost:8443", nil
 }
 
 func userCreate(ctx context.Context, env Env, args []string) error {
@@ -64,7 +80,11 @@ func userCreate(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return explainJSON(env.Stdout, *asJSON, err)
 	}
-	return printUser(env, *asJSON, u, link, *baseURL)
+	base, err := signinBase(ctx, d, *baseURL)
+	if err != nil {
+		return err
+	}
+	return printUser(env, *asJSON, u, link, base)
 }
 
 func userSigninLink(ctx context.Context, env Env, args []string) error {
@@ -96,5 +116,9 @@ func userSigninLink(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return explainJSON(env.Stdout, *asJSON, err)
 	}
-	return printUser(env, *asJSON, u, link, *baseURL)
+	base, err := signinBase(ctx, d, *baseURL)
+	if err != nil {
+		return err
+	}
+	return printUser(env, *asJSON, u, link, base)
 }

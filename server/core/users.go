@@ -244,6 +244,12 @@ func Audit(tx *db.Tx, u *domain.User, action, objectID, detail string) error {
 	return tx.InsertAudit(&domain.AuditEntry{OrgID: u.Organization, UserID: u.ID, UserEmail: u.Email, Action: action, ObjectID: objectID, Detail: detail})
 }
 
+// AuditCommandLine appends to the audit trail what an administration command did: who is the
+// command line's operator (cli:$USER, or --by), since no dashboard person is signed in.
+func AuditCommandLine(tx *db.Tx, orgID, who, action, objectID, detail string) error {
+	return tx.InsertAudit(&domain.AuditEntry{OrgID: orgID, UserEmail: who, Action: action, ObjectID: objectID, Detail: detail})
+}
+
 // BootstrapOwner gives a fresh organization its owner admin@localhost and returns a sign-in link,
 // or nil when the organization already has people.
 func BootstrapOwner(tx *db.Tx, orgID string) (*domain.User, *SigninLink, error) {
