@@ -77,6 +77,7 @@ type instance struct {
 	cancel context.CancelFunc
 	done   chan error
 	stdout *syncBuffer
+	stderr *syncBuffer
 	client *http.Client
 	once   sync.Once
 	err    error
@@ -89,8 +90,8 @@ var caLine = regexp.MustCompile(`local CA certificate: (\S+)`)
 func startServe(t *testing.T, addr string, getenv func(string) string, args ...string) *instance {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{t: t, addr: addr, cancel: cancel, done: make(chan error, 1), stdout: &syncBuffer{}}
-	go func() { in.done <- run(ctx, append([]string{"serve"}, args...), getenv, in.stdout, io.Discard) }()
+	in := &instance{t: t, addr: addr, cancel: cancel, done: make(chan error, 1), stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	go func() { in.done <- run(ctx, append([]string{"serve"}, args...), getenv, in.stdout, in.stderr) }()
 	t.Cleanup(func() { in.stop() })
 
 	deadline := time.Now().Add(30 * time.Second)

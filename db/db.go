@@ -23,6 +23,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"troco/server/clock"
+	"troco/server/domain"
 )
 
 // ErrNotFound is returned by finders when no row matches in the caller's scope.
@@ -49,12 +50,15 @@ type DB struct {
 	mu     sync.Mutex // guards closing of queue
 	// wstmts and rstmts are the prepared statements of the writer and of the readers.
 	wstmts, rstmts *stmtCache
+	onEvent        func(*domain.Event)
+	onWriteWait    func(time.Duration)
 }
 
 type writeReq struct {
-	ctx context.Context
-	fn  func(*Tx) error
-	err chan error
+	ctx    context.Context
+	fn     func(*Tx) error
+	err    chan error
+	queued time.Time
 }
 
 // Options configure Open.
@@ -68,6 +72,11 @@ type Options struct {
 	// Synchronous is the SQLite synchronous level in WAL mode: FULL (default, durable against
 	// power loss) or NORMAL (durable against a process crash only).
 	Synchronous string
+	// OnEvent, when set, sees every event once the transaction that inserted it has committed
+	// (an event undone by a rolled-back savepoint is never seen). It runs on the writer: be quick.
+	OnEvent func(*domain.Event)
+	// OnWriteWait, when set, receives how long each write transaction waited for the writer.
+	OnWriteWait func(time.Duration)
 }
 
 // Open opens (creating if needed) the database at path, or an in-memory one for ":memory:",
@@ -112,7 +121,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetConnMaxIdleTime(0)
 	r.SetConnMaxLifetime(0)
 	d := &DB{path: path, write: w, read: r, clock: opts.Clock, queue: make(chan *writeReq, 4096), done: make(chan struct{}),
-		wstmts: newStmtCache(w), rstmts: newStmtCache(r)}
+		wstmts: newStmtCache(w), rstmts: newStmtCache(r), onEvent: opts.OnEvent, onWriteWait: opts.OnWriteWait}
 	go d.writer()
 	return d, nil
 }
@@ -129,6 +138,16 @@ func dsns(path, synchronous string) (write, read string, err error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", "", fmt.Errorf("db: create directory: %w", err)
 		}
+	}
+	// SQLite creates the -wal and -shm files with the database file's mode: make it 0600 so
+	// none of them is readable by other users (an existing file keeps no wider mode either).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", "", fmt.Errorf("db: open %s: %w", path, err)
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return "", "", fmt.Errorf("db: chmod %s: %w", path, err)
 	}
 	switch strings.ToUpper(synchronous) {
 	case "FULL", "NORMAL":
@@ -162,6 +181,9 @@ func (d *DB) Close() error {
 	return errors.Join(errR, errW)
 }
 
+// Pools returns the writer's and the readers' connection pools (for their statistics).
+func (d *DB) Pools() (writer, readers *sql.DB) { return d.write, d.read }
+
 // Clock returns the clock that stamps transactions.
 func (d *DB) Clock() clock.Clock { return d.clock }
 
@@ -171,6 +193,9 @@ func (d *DB) Clock() clock.Clock { return d.clock }
 // fn must not block on anything but the database: it runs on the single writer.
 func (d *DB) Write(ctx context.Context, fn func(*Tx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, err: make(chan error, 1)}
+	if d.onWriteWait != nil {
+		req.queued = time.Now()
+	}
 	d.mu.Lock()
 	if d.closed.Load() {
 		d.mu.Unlock()
@@ -213,17 +238,31 @@ func (d *DB) commitBatch(batch []*writeReq) {
 		return
 	}
 	st := &txStmts{cache: d.wstmts}
+	var events []*domain.Event
 	for i, r := range batch {
+		if d.onWriteWait != nil {
+			d.onWriteWait(time.Since(r.queued))
+		}
 		if err := r.ctx.Err(); err != nil {
 			results[i] = err
 			continue
 		}
-		results[i] = runSavepoint(&Tx{q: sqlTx, st: st, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}, r.fn)
+		tx := &Tx{q: sqlTx, st: st, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}
+		results[i] = runSavepoint(tx, r.fn)
+		if results[i] == nil {
+			events = append(events, tx.events...)
+		}
 	}
 	if err := sqlTx.Commit(); err != nil {
 		err = fmt.Errorf("db: commit: %w", err)
 		for i := range results {
 			results[i] = err
+		}
+		events = nil
+	}
+	if d.onEvent != nil {
+		for _, e := range events {
+			d.onEvent(e)
 		}
 	}
 	for i, r := range batch {
@@ -245,6 +284,7 @@ func runSavepoint(tx *Tx, fn func(*Tx) error) (err error) {
 			if _, rbErr := tx.exec("ROLLBACK TO w"); rbErr != nil {
 				err = errors.Join(err, rbErr)
 			}
+			tx.events = nil
 		}
 		if _, relErr := tx.exec("RELEASE w"); relErr != nil && err == nil {
 			err = fmt.Errorf("db: release savepoint: %w", relErr)
@@ -295,6 +335,8 @@ type Tx struct {
 	Now      time.Time
 	writable bool
 	sp       int
+	// events are the events this transaction inserted (for DB.onEvent after the commit).
+	events []*domain.Event
 }
 
 // Savepoint runs fn in a nested savepoint: an error from fn undoes only fn's writes.
@@ -304,12 +346,14 @@ func (tx *Tx) Savepoint(fn func() error) (err error) {
 	}
 	tx.sp++
 	name := "n" + strconv.Itoa(tx.sp)
+	nEvents := len(tx.events)
 	if _, err := tx.exec("SAVEPOINT " + name); err != nil {
 		return fmt.Errorf("db: savepoint: %w", err)
 	}
 	defer func() {
 		if err != nil {
 			_, _ = tx.exec("ROLLBACK TO " + name)
+			tx.events = tx.events[:nEvents]
 		}
 		_, _ = tx.exec("RELEASE " + name)
 	}()

@@ -27,6 +27,7 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	if err := tx.enqueueEmail(s, e); err != nil {
 		return err
 	}
+	tx.events = append(tx.events, e)
 	return tx.enqueueWebhooks(s, e)
 }
 

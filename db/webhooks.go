@@ -523,6 +523,13 @@ func typeFilter(w *filter, t string) {
 	w.add("type = ?", t)
 }
 
+// WebhookBacklog counts the deliveries not yet made (the outbox holds undelivered work only) and
+// returns the Unix time the oldest was created (0 when there is none).
+func (tx *Tx) WebhookBacklog() (n, oldest int64, err error) {
+	err = tx.queryRow("SELECT COUNT(*), COALESCE(MIN(created_at), 0) FROM webhook_outbox").Scan(&n, &oldest)
+	return n, oldest, translate(err, "webhook backlog")
+}
+
 // NextChaosSequence numbers the next event of a chaos endpoint (1, 2, …).
 func (tx *Tx) NextChaosSequence(endpointID string) (int64, error) {
 	if _, err := tx.exec("UPDATE webhook_endpoints SET chaos_counter = chaos_counter + 1 WHERE id = ?", endpointID); err != nil {

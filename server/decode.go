@@ -20,10 +20,14 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if r.Body == nil {
 		return nil, nil
 	}
+	orig := r.Body
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
+			if sw := findStatusWriter(w); sw != nil {
+				sw.drain = orig // read the rest after the 413 is written: see observe
+			}
 			return nil, &domain.Error{Status: http.StatusRequestEntityTooLarge, Type: domain.TypeInvalidRequest, Code: domain.CodeRequestTooLarge, Message: "The request body is larger than the limit of " + humanBytes(s.cfg.MaxBodyBytes) + "."}
 		}
 		return nil, domain.Invalid("", "The request body could not be read.")
@@ -63,6 +67,9 @@ func decodeJSON(body []byte, dst any) error {
 	trimmed := bytes.TrimSpace(body)
 	if trimmed[0] != '{' {
 		return domain.Invalid("", "The request body must be a JSON object.")
+	}
+	if e := checkJSONText(trimmed); e != nil {
+		return e
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -3,8 +3,10 @@ package server
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -18,6 +20,40 @@ type statusWriter struct {
 	http.ResponseWriter
 	status     int
 	keyIDValue string // set by the auth step for the log line
+	route      string // the matched route pattern (routeRecorder); empty when none matched
+	// drain is the body of a request refused as too large: observe reads and discards the rest
+	// of it once the 413 is written, so that a client that sends its whole body before reading
+	// the answer gets the answer instead of a connection reset.
+	drain io.ReadCloser
+}
+
+// findStatusWriter returns the request's statusWriter beneath any writers that wrap it (the
+// request log's capture), or nil.
+func findStatusWriter(w http.ResponseWriter) *statusWriter {
+	for {
+		switch v := w.(type) {
+		case *statusWriter:
+			return v
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
+// Bounds of the reading that follows a 413: beyond them the connection is closed unread.
+const (
+	maxDrainBytes = 64 << 20
+	maxDrainTime  = 30 * time.Second
+)
+
+// drainRefusedBody sends the answer written so far and discards the rest of a refused body.
+func drainRefusedBody(sw *statusWriter) {
+	rc := http.NewResponseController(sw)
+	_ = rc.Flush()
+	_ = rc.SetReadDeadline(time.Now().Add(maxDrainTime))
+	_, _ = io.CopyN(io.Discard, sw.drain, maxDrainBytes)
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -64,9 +100,21 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			if sw.keyIDValue != "" {
 				attrs = append(attrs, slog.String("key_id", sw.keyIDValue))
 			}
+			route := sw.route
+			if route == "" {
+				route = "unmatched"
+			}
+			s.cfg.Metrics.Request(route, r.Method, sw.status, time.Since(start))
 			s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 		}()
+		if e := checkQuery(r.URL.RawQuery); e != nil {
+			s.writeError(sw, r, e)
+			return
+		}
 		next.ServeHTTP(sw, r)
+		if sw.drain != nil {
+			drainRefusedBody(sw)
+		}
 	})
 }
 
@@ -144,4 +192,30 @@ func (s *Server) rejectQuery(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// checkQuery refuses a query string that does not decode (?limit=%zz, a ';' separator) with a
+// 400 naming the parameter, where url.Values would silently drop the pair and the request would
+// run as if it were absent.
+func checkQuery(raw string) *domain.Error {
+	if raw == "" {
+		return nil
+	}
+	if _, err := url.ParseQuery(raw); err == nil {
+		return nil
+	}
+	for _, pair := range strings.Split(raw, "&") {
+		if strings.Contains(pair, ";") {
+			return domain.Invalid("", "The query string must separate parameters with &, not ;.")
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(k)
+		if err != nil {
+			return domain.Invalid("", "The query string has a malformed parameter name (%q).", k)
+		}
+		if _, err := url.QueryUnescape(v); err != nil {
+			return domain.Invalid(key, "The query parameter %s is malformed (bad %%-escape).", key)
+		}
+	}
+	return domain.Invalid("", "The query string is malformed.")
 }

@@ -4,11 +4,18 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
+
+	"troco/server/domain"
 )
 
 // HTTP/1.1 header values reach a handler trimmed: net/textproto drops the spaces and tabs around
@@ -23,8 +30,13 @@ import (
 // decrypted stream, so ServeHTTPS must enable unencrypted HTTP/2 in the server's Protocols.
 
 // TLSListener wraps a TCP listener: every accepted connection is TLS with cfg, seen decrypted.
-func TLSListener(ln net.Listener, cfg *tls.Config) net.Listener {
-	return &rawListener{Listener: ln, cfg: cfg}
+// The errors net/http answers before any handler runs (a malformed request line or header, a
+// header block over the limit) are rewritten into the API's JSON error envelope and logged on log.
+func TLSListener(ln net.Listener, cfg *tls.Config, log *slog.Logger) net.Listener {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &rawListener{Listener: ln, cfg: cfg, log: log}
 }
 
 // PrepareHTTPS configures srv to serve the connections of TLSListener: HTTP/1.1 and HTTP/2 on
@@ -49,6 +61,7 @@ func PrepareHTTPS(srv *http.Server) {
 type rawListener struct {
 	net.Listener
 	cfg *tls.Config
+	log *slog.Logger
 }
 
 func (l *rawListener) Accept() (net.Conn, error) {
@@ -56,7 +69,7 @@ func (l *rawListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rawConn{Conn: tls.Server(c, l.cfg), lineStart: true}, nil
+	return &rawConn{Conn: tls.Server(c, l.cfg), lineStart: true, log: l.log}, nil
 }
 
 // rawConn is a server-side TLS connection that notes API-key header lines with stray whitespace.
@@ -70,7 +83,82 @@ type rawConn struct {
 	h2        bool
 	lineStart bool     // the previous byte read ended a line
 	stray     []string // lower-case header name + "\x00" + trimmed value
+	log       *slog.Logger
 }
+
+// stdlibErrorHeaders is how net/http's own early answers (written straight to the connection in
+// one piece, before any handler) separate their status line from their text/plain body. Handler
+// responses never contain it: net/http writes their headers sorted, Connection before Content-Type.
+const stdlibErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+// Write passes responses through, except net/http's early error answers, which it rewrites as
+// the JSON error envelope (same status) and logs.
+func (c *rawConn) Write(p []byte) (int, error) { return writeEarlyErrorAsJSON(c.Conn, p, c.log) }
+
+// writeEarlyErrorAsJSON writes p to conn, rewriting it first when it is one of net/http's early
+// error answers.
+func writeEarlyErrorAsJSON(conn net.Conn, p []byte, log *slog.Logger) (int, error) {
+	if !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) || !bytes.Contains(p, []byte(stdlibErrorHeaders)) {
+		return conn.Write(p)
+	}
+	statusLine, text, _ := bytes.Cut(p, []byte(stdlibErrorHeaders))
+	code, err := strconv.Atoi(string(bytes.TrimPrefix(statusLine, []byte("HTTP/1.1 ")))[:min(3, len(statusLine)-9)])
+	if err != nil || code < 400 || code > 599 {
+		return conn.Write(p)
+	}
+	// The body repeats the status line, with net/http's detail after ": " when it has one.
+	reason := "malformed request line or header"
+	if _, detail, ok := strings.Cut(string(text), ": "); ok && detail != "" {
+		reason = detail
+	}
+	errCode, message := domain.CodeInvalidRequest, "The request could not be read ("+reason+")."
+	switch code {
+	case http.StatusRequestHeaderFieldsTooLarge:
+		errCode, message = domain.CodeRequestTooLarge, "The request headers are larger than the limit."
+	case http.StatusNotImplemented:
+		message = "The request uses a transfer encoding this server does not support."
+	}
+	id := domain.NewID(domain.PrefixRequest)
+	body, _ := json.Marshal(map[string]any{"error": map[string]string{"type": domain.TypeInvalidRequest, "code": errCode, "message": message}})
+	body = append(body, '\n')
+	log.Warn("request refused before routing", slog.String("request_id", id), slog.Int("status", code),
+		slog.String("reason", reason), slog.String("remote", conn.RemoteAddr().String()))
+	out := fmt.Sprintf("HTTP/1.1 %d %s\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\nRequest-Id: %s\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+		code, http.StatusText(code), id, len(body), body)
+	if _, err := io.WriteString(conn, out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// PlainListener wraps the optional plain-HTTP listener so that its early errors are answered
+// and logged as on the HTTPS listener.
+func PlainListener(ln net.Listener, log *slog.Logger) net.Listener {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &plainListener{Listener: ln, log: log}
+}
+
+type plainListener struct {
+	net.Listener
+	log *slog.Logger
+}
+
+func (l *plainListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &plainConn{Conn: c, log: l.log}, nil
+}
+
+type plainConn struct {
+	net.Conn
+	log *slog.Logger
+}
+
+func (c *plainConn) Write(p []byte) (int, error) { return writeEarlyErrorAsJSON(c.Conn, p, c.log) }
 
 type ctxRawConnKey struct{}
 
@@ -171,4 +259,13 @@ func strayKeyWhitespace(r *http.Request, authz, alt string) bool {
 	}
 	c.stray = c.stray[:0]
 	return found
+}
+
+// CloseWrite lets net/http half-close the connection after an early answer, as on a bare TCP
+// connection.
+func (c *plainConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }

@@ -12,7 +12,7 @@ import (
 
 // routes registers every route of troco in one place.
 func (s *Server) routes() http.Handler {
-	r := httprouter.New()
+	r := routeRecorder{httprouter.New()}
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
@@ -31,6 +31,7 @@ func (s *Server) routes() http.Handler {
 	}
 
 	r.Handler(http.MethodGet, "/healthz", s.handleHealthz())
+	r.Handler(http.MethodGet, "/readyz", s.handleReadyz())
 	r.Handler(http.MethodGet, "/favicon.svg", handleFavicon())
 	r.Handler(http.MethodGet, "/favicon.ico", handleFavicon())
 
@@ -262,6 +263,33 @@ func (s *Server) routes() http.Handler {
 func (s *Server) handleHealthz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+}
+
+// routeRecorder registers each handler behind a step that notes its route pattern for the
+// request log and the metrics (a pattern such as /v1/customers/:id, never the path with an id).
+type routeRecorder struct{ *httprouter.Router }
+
+func (rr routeRecorder) Handler(method, path string, h http.Handler) {
+	rr.Router.Handler(method, path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sw, ok := w.(*statusWriter); ok {
+			sw.route = path
+		}
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// handleReadyz answers 200 once serve is ready (migrations ran, listeners up) and the database
+// answers, and 503 before that and from the moment a shutdown begins: a load balancer sends
+// traffic only to a ready instance. /healthz stays a plain liveness check.
+func (s *Server) handleReadyz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		if err := s.Ready(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 }
 

@@ -6,10 +6,12 @@ package server
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"troco/db"
@@ -21,6 +23,7 @@ import (
 	"troco/server/files"
 	"troco/server/invoices"
 	"troco/server/jobs"
+	"troco/server/metrics"
 	"troco/server/payments"
 	"troco/server/pix"
 	"troco/server/secrets"
@@ -62,6 +65,8 @@ type Config struct {
 	// SMTP sends live-mode customer e-mail; nil means none is sent (each message is recorded as
 	// skipped). Test mode never uses it: its messages go to the sandbox mailbox.
 	SMTP email.Sender
+	// Metrics records request counts and latencies; nil records nothing.
+	Metrics *metrics.Metrics
 	// Live is the live-mode processor (server/processors.Router over Cielo and API Pix); nil
 	// answers every live payment 503 processor_unavailable.
 	Live payments.Processor
@@ -85,6 +90,7 @@ type Server struct {
 	reqlog   requestLogQueue
 	pay      *payments.Service // the payment engine (intents, charges, refunds, ledger)
 	mailer   *email.Mailer     // customer e-mail: the sandbox mailbox and SMTP delivery
+	ready    atomic.Bool       // SetReady; /readyz
 	pixKey   *pix.SigningKey   // signs the payloads of dynamic PIX locations
 	files    *files.Store      // the bytes of uploaded files
 	tokens   *tokens.Issuer    // /api/v1 access tokens
@@ -155,6 +161,23 @@ func New(cfg Config) *Server {
 	}
 	s.handler = s.routes()
 	return s
+}
+
+// SetReady marks the server ready for traffic (serve, once listening) or not (shutdown).
+func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
+
+// Ready reports why the server cannot take traffic now, or nil: it must be marked ready and
+// its database must answer a query within two seconds.
+func (s *Server) Ready(ctx context.Context) error {
+	if !s.ready.Load() {
+		return errors.New("starting or shutting down")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := s.db.Ping(ctx); err != nil {
+		return errors.New("the database does not answer")
+	}
+	return nil
 }
 
 // ServeHTTP dispatches to the routes.

@@ -283,6 +283,13 @@ func TestWebhookEndpointValidation(t *testing.T) {
 		{"live metadata service", true, map[string]any{"url": "https://169.254.169.254/latest/meta-data/", "enabled_events": ok}, "invalid_request", "url"},
 		{"live ipv6 loopback", true, map[string]any{"url": "https://[::1]:8443/h", "enabled_events": ok}, "invalid_request", "url"},
 		{"live localhost", true, map[string]any{"url": "https://localhost/h", "enabled_events": ok}, "invalid_request", "url"},
+		// Numeric spellings of 127.0.0.1 that resolvers accept (inet_aton forms).
+		{"live loopback as one number", true, map[string]any{"url": "https://2130706433/h", "enabled_events": ok}, "invalid_request", "url"},
+		{"live loopback in hex", true, map[string]any{"url": "https://0x7f000001/h", "enabled_events": ok}, "invalid_request", "url"},
+		{"live loopback short", true, map[string]any{"url": "https://127.1/h", "enabled_events": ok}, "invalid_request", "url"},
+		{"live loopback in octal", true, map[string]any{"url": "https://017700000001/h", "enabled_events": ok}, "invalid_request", "url"},
+		{"live loopback octal parts", true, map[string]any{"url": "https://0177.0.0.01/h", "enabled_events": ok}, "invalid_request", "url"},
+		{"live private as one number", true, map[string]any{"url": "https://167772161/h", "enabled_events": ok}, "invalid_request", "url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

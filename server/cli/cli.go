@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,8 @@ type Env struct {
 var synopses = []struct{ name, line string }{
 	{"serve", "troco serve [flags]                      run the HTTPS server (test key printed at the first start)"},
 	{"version", "troco version                            print the version"},
+	{"backup", "troco backup --to FILE [--data-dir D] [--db F]\n                       consistent online backup (database, master key, uploaded files), also while serve runs"},
+	{"restore", "troco restore --from FILE [--data-dir D] [--db F] [--force]\n                       check a backup and restore it (serve on that database must be stopped)"},
 	{"org create", "troco org create --name N [--display-name D] [--document D] [--platform] [--connected-to plat_…] [--activation-status S]"},
 	{"org update", "troco org update org_… [--display-name D] [--name N]   the name buyers see on checkout, PIX and boleto"},
 	{"org set-status", "troco org set-status org_… --status active|disabled|in_review|not_submitted [--env live|test|both]\n                       [--disabled-reason R] [--missing a,b]   record a review (emits organization.updated)"},
@@ -86,7 +89,7 @@ func Run(ctx context.Context, env Env) error {
 
 func dispatch(ctx context.Context, env Env, args []string) error {
 	commands := map[string]func(context.Context, Env, []string) error{
-		"serve": serve, "trigger": triggerEvent, "version": version,
+		"serve": serve, "trigger": triggerEvent, "version": version, "backup": backupCmd, "restore": restoreCmd,
 		"org set-status": orgSetStatus, "org create": orgCreate, "org update": orgUpdate,
 		"platform configure": platformConfigure,
 		"key create":         keyCreate, "key revoke": keyRevoke, "key list": keyList,
@@ -199,6 +202,17 @@ func (f *flagSet) boolean(name string, def bool, help string) *bool {
 		}
 	}
 	return f.Bool(name, def, help+" ("+envName(name)+")")
+}
+
+func (f *flagSet) integer(name string, def int, help string) *int {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			def = n
+		} else {
+			f.badEnv(name, v, "a whole number")
+		}
+	}
+	return f.Int(name, def, help+" ("+envName(name)+")")
 }
 
 func (f *flagSet) duration(name string, def time.Duration, help string) *time.Duration {

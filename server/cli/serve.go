@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +27,7 @@ import (
 	"troco/server/domain"
 	"troco/server/email"
 	"troco/server/jobs"
+	"troco/server/metrics"
 	"troco/server/secrets"
 	"troco/server/tlsutil"
 	"troco/server/webhooks"
@@ -45,11 +47,17 @@ type serveConfig struct {
 	// Live customer e-mail (empty smtpURL: none is sent).
 	smtpURL, smtpPasswordFile, smtpFrom    string
 	dkimDomain, dkimSelector, dkimKeyFile  string
+	metricsAddr                            string
+	metricsAddrSet                         bool // given explicitly: failing to bind it fails the start
+	backup                                 backupSchedule
 	live                                   *liveFlags
 	holidays                               string
 	dunningFinal                           string
 	oidcIssuer, oidcAudience, oidcOrgClaim string
 }
+
+// defaultMetricsAddr is where /metrics listens unless --metrics-addr says otherwise.
+const defaultMetricsAddr = "127.0.0.1:9464"
 
 func parseServe(env Env, args []string) (*serveConfig, error) {
 	fs := newFlags(env, "serve")
@@ -78,6 +86,10 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	dkimDomain := fs.str("smtp-dkim-domain", "", "sign customer e-mail with DKIM for this domain (with --smtp-dkim-selector and --smtp-dkim-key-file)")
 	dkimSelector := fs.str("smtp-dkim-selector", "", "DKIM selector")
 	dkimKey := fs.str("smtp-dkim-key-file", "", "PEM private key (RSA or Ed25519) for DKIM")
+	metricsAddr := fs.str("metrics-addr", defaultMetricsAddr, "plain-HTTP listener for /metrics, /healthz and /readyz (keep it on loopback or a private network); off disables it")
+	backupDir := fs.str("backup-dir", "", "write a backup into this directory every --backup-every (off when empty)")
+	backupEvery := fs.duration("backup-every", 24*time.Hour, "interval of the scheduled backups")
+	backupKeep := fs.integer("backup-keep", 7, "how many scheduled backups to keep (older ones are deleted)")
 	dunning := fs.str("dunning-final", "canceled", "canceled or unpaid: what a subscription becomes when the last retry of a declined renewal fails")
 	live := addLiveFlags(fs)
 	holidays := fs.str("holidays", "", "file of local holidays, one YYYY-MM-DD a line, added to the national business-day calendar")
@@ -85,13 +97,23 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.metricsAddr = *metricsAddr
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "metrics-addr" {
+			c.metricsAddrSet = true
+		}
+	})
+	if env.Getenv(envName("metrics-addr")) != "" {
+		c.metricsAddrSet = true
+	}
+	c.backup = backupSchedule{dir: *backupDir, every: *backupEvery, keep: *backupKeep}
 	if len(pos) > 0 {
 		return nil, fmt.Errorf("serve takes no arguments; got %q", pos)
 	}
 	if *dbPath == "" {
 		*dbPath = filepath.Join(*dataDir, "troco.db")
 	}
-	*c = serveConfig{addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
+	*c = serveConfig{metricsAddr: c.metricsAddr, metricsAddrSet: c.metricsAddrSet, backup: c.backup, addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
 		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays,
 		oidcIssuer: strings.TrimSpace(*oidcIssuer), oidcAudience: *oidcAudience, oidcOrgClaim: *oidcOrgClaim,
@@ -117,6 +139,17 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	}
 	if c.rateLimit != "on" && c.rateLimit != "off" {
 		return nil, errors.New("--rate-limit must be on or off")
+	}
+	if c.backup.dir != "" {
+		if c.dbPath == ":memory:" {
+			return nil, errors.New("--backup-dir needs a database file, not --db :memory:")
+		}
+		if c.backup.every < time.Second {
+			return nil, errors.New("--backup-every must be at least 1s")
+		}
+		if c.backup.keep < 1 {
+			return nil, errors.New("--backup-keep must be at least 1")
+		}
 	}
 	if c.simDelay <= 0 {
 		return nil, errors.New("--sim-delay must be positive")
@@ -146,6 +179,29 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	log := slog.New(handler)
 
+	if err := secureDataDir(cfg.dataDir, log); err != nil {
+		return err
+	}
+	if cfg.backup.dir != "" {
+		if err := os.MkdirAll(cfg.backup.dir, 0o700); err != nil {
+			return fmt.Errorf("--backup-dir: %w", err)
+		}
+	}
+	if cfg.dbPath != ":memory:" {
+		if err := os.MkdirAll(filepath.Dir(cfg.dbPath), 0o700); err != nil {
+			return fmt.Errorf("create the database directory: %w", err)
+		}
+		release, err := lockDB(cfg.dbPath)
+		if errors.Is(err, errLocked) {
+			return fmt.Errorf("%s is in use by another troco serve (it holds %s.lock)", cfg.dbPath, cfg.dbPath)
+		}
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+
+	m := metrics.New()
 	liveSetup, err := cfg.live.build(log)
 	if err != nil {
 		return err
@@ -168,6 +224,22 @@ func serve(ctx context.Context, env Env, args []string) error {
 			return fmt.Errorf("listen %s: %w (choose another --http-addr)", cfg.httpAddr, err)
 		}
 		defer plainLn.Close()
+	}
+	// The metrics listener: plain HTTP, meant for loopback. The default address is skipped with a
+	// warning when busy; an address given explicitly must bind.
+	var metricsSrv *http.Server
+	var metricsLn net.Listener
+	if cfg.metricsAddr != "" && cfg.metricsAddr != "off" {
+		metricsLn, err = net.Listen("tcp", cfg.metricsAddr)
+		if err != nil && cfg.metricsAddrSet {
+			return fmt.Errorf("listen %s: %w (choose another --metrics-addr, or off)", cfg.metricsAddr, err)
+		}
+		if err != nil {
+			metricsLn = nil
+			log.Warn("metrics listener not started (set --metrics-addr to another address, or off)", "addr", cfg.metricsAddr, "error", err)
+		} else {
+			defer metricsLn.Close()
+		}
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	if cfg.baseURL == "" {
@@ -207,11 +279,12 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync})
+	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync, OnEvent: m.Event, OnWriteWait: m.WriteWait})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	m.WatchDB(store, clk)
 
 	keyring, err := secrets.LoadOrCreate(cfg.dataDir)
 	if err != nil {
@@ -277,11 +350,12 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 
 	runner := jobs.NewRunner(clk, log)
+	runner.Observe = m.JobRun
 	registerJobs(runner, store)
-	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks})
+	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks, OnAttempt: m.WebhookAttempt})
 	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, DunningFinal: domain.DunningFinal(cfg.dunningFinal), SMTP: smtpSender,
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, DunningFinal: domain.DunningFinal(cfg.dunningFinal), SMTP: smtpSender, Metrics: m,
 		OIDCIssuer: cfg.oidcIssuer, OIDCAudience: cfg.oidcAudience, OIDCOrgClaim: cfg.oidcOrgClaim}
 	if liveSetup.router != nil {
 		srvCfg.Live = liveSetup.router
@@ -309,6 +383,48 @@ func serve(ctx context.Context, env Env, args []string) error {
 		plain = &http.Server{Addr: cfg.httpAddr, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second}
 	}
 
+	if metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		mux.Handle("GET /healthz", srv)
+		mux.Handle("GET /readyz", srv)
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second}
+	}
+
+	runner.Start()
+	defer runner.Stop()
+	dispatcher.Start()
+	defer dispatcher.Stop() // waits for the deliveries in flight; runs before the store closes
+
+	errc := make(chan error, 3)
+	unused := &unusedConns{m: map[net.Conn]struct{}{}}
+	httpsServer.ConnState = unused.track
+	httpsServer.RegisterOnShutdown(unused.close) // runs once Shutdown has begun: see unusedConns
+	server.PrepareHTTPS(httpsServer)
+	go func() { errc <- httpsServer.Serve(server.TLSListener(ln, tlsConfig, log)) }()
+	if plain != nil {
+		go func() { errc <- plain.Serve(server.PlainListener(plainLn, log)) }()
+	}
+	if metricsSrv != nil {
+		go func() { errc <- metricsSrv.Serve(metricsLn) }()
+	}
+	if cfg.backup.dir != "" {
+		bctx, stopBackups := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runScheduledBackups(bctx, cfg.backup, store, cfg.dataDir, clock.Real{}.Now, log, func(d time.Duration, err error) { m.Backup(d, clock.Real{}.Now(), err) })
+		}()
+		defer wg.Wait() // before the store closes (deferred earlier, so it runs later)
+		defer stopBackups()
+	}
+	// Ready only now that every listener serves: the banner (with the bootstrap key) comes last,
+	// so whoever reads it can use the server at once.
+	srv.SetReady(true)
+	if env.Ready != nil {
+		env.Ready(ln.Addr().String())
+	}
 	mailbox := ""
 	if org != nil {
 		mailbox = srv.MailboxLink(cfg.baseURL, org.ID)
@@ -318,6 +434,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 		if err := store.Write(ctx, func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
 			return err
 		}
+	}
+	if metricsSrv != nil {
+		fmt.Fprintf(env.Stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
 	if bootLink != nil {
 		fmt.Fprintf(env.Stdout, "dashboard: %s/dashboard (owner %s; one-time sign-in link, valid 15 minutes: %s)\n",
@@ -345,23 +464,6 @@ func serve(ctx context.Context, env Env, args []string) error {
 	} else {
 		fmt.Fprintf(env.Stdout, "live mode: cards %s, pix %s, boleto not supported\n", onOff(liveSetup.cielo != nil, "cielo"), onOff(liveSetup.pix != nil, "api-pix"))
 	}
-	runner.Start()
-	defer runner.Stop()
-	dispatcher.Start()
-	defer dispatcher.Stop() // waits for the deliveries in flight; runs before the store closes
-
-	errc := make(chan error, 2)
-	unused := &unusedConns{m: map[net.Conn]struct{}{}}
-	httpsServer.ConnState = unused.track
-	httpsServer.RegisterOnShutdown(unused.close) // runs once Shutdown has begun: see unusedConns
-	server.PrepareHTTPS(httpsServer)
-	go func() { errc <- httpsServer.Serve(server.TLSListener(ln, tlsConfig)) }()
-	if plain != nil {
-		go func() { errc <- plain.Serve(plainLn) }()
-	}
-	if env.Ready != nil {
-		env.Ready(ln.Addr().String())
-	}
 	var serveErr error
 	select {
 	case err := <-errc:
@@ -371,12 +473,16 @@ func serve(ctx context.Context, env Env, args []string) error {
 		}
 	case <-ctx.Done():
 	}
+	srv.SetReady(false) // /readyz answers 503 from now on
 	log.Info("shutting down: finishing in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	err = httpsServer.Shutdown(shutdownCtx)
 	if plain != nil {
 		err = errors.Join(err, plain.Shutdown(shutdownCtx))
+	}
+	if metricsSrv != nil {
+		err = errors.Join(err, metricsSrv.Shutdown(shutdownCtx))
 	}
 	return errors.Join(serveErr, err)
 }
@@ -492,6 +598,39 @@ func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domai
 	}
 	fmt.Fprintf(w, "test API key (shown once, store it now): %s\n", key.Token)
 	fmt.Fprintf(w, "try:\n  curl %s%s/v1/customers -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"email\":\"ana@example.com\"}'\n", cacert, cfg.baseURL, key.Token)
+}
+
+// secureDataDir creates the data dir mode 0700 and narrows what it holds to its owner: the
+// directory and its subdirectories 0700, every file 0600 (database, WAL, keys, certificates;
+// older versions created some of them world-readable).
+func secureDataDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the data dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || info.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		mode := os.FileMode(0o600)
+		switch {
+		case info.IsDir():
+			mode = 0o700 // files/, autocert/
+		case !info.Mode().IsRegular():
+			continue
+		}
+		if err := os.Chmod(filepath.Join(dir, e.Name()), mode); err != nil {
+			log.Warn("could not narrow a data dir entry to its owner", "file", e.Name(), "error", err)
+		}
+	}
+	return nil
 }
 
 // registerJobs adds the background jobs of the foundation.

@@ -30,6 +30,8 @@ type Runner struct {
 	mu    sync.Mutex // serializes runs in this process
 	jobs  []Job
 	cron  *cron.Cron
+	// Observe, when set before Start, receives every run's job name, duration and error (metrics).
+	Observe func(name string, d time.Duration, err error)
 }
 
 // NewRunner returns a runner reading time from c.
@@ -71,7 +73,11 @@ func (r *Runner) RunDue(ctx context.Context) error {
 func (r *Runner) run(ctx context.Context, j Job) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	start := time.Now()
 	err := j.Run(ctx, r.clock.Now())
+	if r.Observe != nil {
+		r.Observe(j.Name, time.Since(start), err)
+	}
 	if err != nil {
 		r.log.Error("job failed", slog.String("job", j.Name), slog.String("error", err.Error()))
 	}

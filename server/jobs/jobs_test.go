@@ -28,8 +28,13 @@ func TestRunDueRunsEveryJobWithTheClocksNow(t *testing.T) {
 		order = append(order, "b")
 		return nil
 	}})
+	observed := map[string]error{}
+	r.Observe = func(name string, d time.Duration, err error) { observed[name] = err }
 	err := r.RunDue(context.Background())
-	is.True(err != nil)                 // the first failure is reported
+	is.True(err != nil)           // the first failure is reported
+	is.Equal(len(observed), 2)    // every run is observed (metrics)
+	is.True(observed["a"] != nil) // with its error
+	is.NoErr(observed["b"])
 	is.Equal(order, []string{"a", "b"}) // a failing job does not stop the others
 	is.Equal(seen, at)                  // jobs read time from the injected clock
 }

@@ -98,9 +98,9 @@ func EnsureLocal(dir string, now time.Time, extraHosts ...string) (LocalCert, er
 		der       []byte
 		mode      os.FileMode
 	}{
-		{lc.CAPath, "CERTIFICATE", caDER, 0o644},
+		{lc.CAPath, "CERTIFICATE", caDER, 0o600},
 		{filepath.Join(dir, CAKey), "EC PRIVATE KEY", caKeyDER, 0o600},
-		{lc.CertPath, "CERTIFICATE", append(pemBytes("CERTIFICATE", leafDER), pemBytes("CERTIFICATE", caDER)...), 0o644},
+		{lc.CertPath, "CERTIFICATE", append(pemBytes("CERTIFICATE", leafDER), pemBytes("CERTIFICATE", caDER)...), 0o600},
 		{lc.KeyPath, "EC PRIVATE KEY", leafKeyDER, 0o600},
 	} {
 		data := f.der

@@ -41,6 +41,8 @@ type Options struct {
 	Clock   clock.Clock
 	Secrets *secrets.Keyring
 	Logger  *slog.Logger
+	// OnAttempt, when set, receives every recorded delivery attempt's success and duration (metrics).
+	OnAttempt func(ok bool, d time.Duration)
 	// AllowPrivate lets live endpoints reach loopback and private addresses (serve --allow-private-webhooks).
 	AllowPrivate bool
 	// Workers bounds the deliveries in flight (default 64).
@@ -438,6 +440,9 @@ func (d *Dispatcher) deliver(dl delivery) {
 		// the next start sends it again (receivers dedupe on webhook-id).
 		d.settleOnly(ctx, dl.c, db.OutboxPending)
 		return
+	}
+	if d.opts.OnAttempt != nil {
+		d.opts.OnAttempt(res.ok(), d.clock.Now().Sub(start))
 	}
 	d.record(ctx, dl.c, dl.ep, res, start, chaos)
 }

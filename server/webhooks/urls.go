@@ -62,6 +62,14 @@ func ValidateURL(raw string, livemode, allowPrivate bool) (*url.URL, error) {
 		}
 		return u, nil
 	}
+	// Resolvers and browsers read 2130706433, 0x7f000001, 127.1 and 017700000001 as 127.0.0.1
+	// (the inet_aton forms): refuse a blocked one as its dotted form is, and any other too.
+	if ip, ok := legacyIPv4(host); ok {
+		if Blocked(ip) {
+			return nil, privateURL(ip.String() + " written as " + host)
+		}
+		return nil, domain.Invalid("url", "url must write an IPv4 address as four decimal numbers (%s).", ip)
+	}
 	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return nil, privateURL("loopback")
 	}
@@ -178,4 +186,48 @@ func guardControl(network, address string, _ syscall.RawConn) error {
 		return &BlockedAddressError{Addr: ip.Unmap()}
 	}
 	return nil
+}
+
+// legacyIPv4 parses the numeric IPv4 spellings that inet_aton accepts beyond dotted decimal: one
+// to four parts, each decimal, octal (leading 0) or hexadecimal (0x), the last filling the bytes
+// left (127.1 is 127.0.0.1, 2130706433 is one 32-bit number).
+func legacyIPv4(host string) (netip.Addr, bool) {
+	parts := strings.Split(strings.TrimSuffix(host, "."), ".")
+	if len(parts) == 0 || len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		if p == "" {
+			return netip.Addr{}, false
+		}
+		base, digits := 10, p
+		switch {
+		case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
+			base, digits = 16, p[2:]
+			if digits == "" {
+				digits = "0"
+			}
+		case len(p) > 1 && p[0] == '0':
+			base, digits = 8, p[1:]
+		}
+		v, err := strconv.ParseUint(digits, base, 64)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		vals[i] = v
+	}
+	var out uint64
+	for i, v := range vals[:len(vals)-1] {
+		if v > 255 {
+			return netip.Addr{}, false
+		}
+		out |= v << (8 * (3 - i))
+	}
+	last := vals[len(vals)-1]
+	if last >= 1<<(8*(5-len(vals))) {
+		return netip.Addr{}, false
+	}
+	out |= last
+	return netip.AddrFrom4([4]byte{byte(out >> 24), byte(out >> 16), byte(out >> 8), byte(out)}), true
 }

@@ -97,8 +97,15 @@ func TestValidateURL(t *testing.T) {
 		{"https://0.0.0.0/hook", true, false, false},
 		{"https://localhost/hook", true, false, false},
 		{"https://api.localhost/hook", true, false, false},
-		{"https://127.0.0.1/hook", true, true, true}, // --allow-private-webhooks
-		{"http://127.0.0.1/hook", true, true, false}, // still https in live
+		{"https://2130706433/hook", true, false, false}, // 127.0.0.1 as one number
+		{"https://0x7f000001/hook", true, false, false},
+		{"https://127.1/hook", true, false, false},
+		{"https://017700000001/hook", true, false, false},
+		{"https://0x7F.1/hook", true, false, false},
+		{"https://134744072/hook", true, false, false}, // 8.8.8.8: not dotted decimal
+		{"https://1e100.net/hook", true, false, true},  // a name, not a number
+		{"https://127.0.0.1/hook", true, true, true},   // --allow-private-webhooks
+		{"http://127.0.0.1/hook", true, true, false},   // still https in live
 		{"ftp://example.com/", false, false, false},
 		{"/relative", false, false, false},
 		{"https://user:pw@example.com/", false, false, false},
@@ -142,6 +149,21 @@ func TestCheckURLResolvesLiveHosts(t *testing.T) {
 	is.NoErr(CheckURL(ctx, "https://nowhere.example/h", true, false, r))  // unresolved: checked when dialled
 	is.NoErr(CheckURL(ctx, "https://nowhere.example/h", false, false, r)) // test mode does not resolve
 	is.NoErr(CheckURL(ctx, "https://internal.example/h", true, true, r))  // allowed private
+}
+
+func TestLegacyIPv4(t *testing.T) {
+	for host, want := range map[string]string{"2130706433": "127.0.0.1", "0x7f000001": "127.0.0.1", "127.1": "127.0.0.1",
+		"017700000001": "127.0.0.1", "0177.0.0.1": "127.0.0.1", "10.1.258": "10.1.1.2", "0": "0.0.0.0"} {
+		got, ok := legacyIPv4(host)
+		if !ok || got.String() != want {
+			t.Errorf("legacyIPv4(%q) = %v, %v; want %s", host, got, ok, want)
+		}
+	}
+	for _, host := range []string{"example.com", "1e100", "256.1.1.1.1", "4294967296", "1.2.3.256", "08", "a.b"} {
+		if got, ok := legacyIPv4(host); ok {
+			t.Errorf("legacyIPv4(%q) = %v; want no address", host, got)
+		}
+	}
 }
 
 func TestBlocked(t *testing.T) {

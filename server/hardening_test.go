@@ -1,0 +1,102 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"troco/db"
+	"troco/server"
+	"troco/server/clock"
+)
+
+// TestBodyTextIsRefusedNotRepaired: duplicate keys, NUL and bidirectional controls, and invalid
+// UTF-8 are 400s naming the field, never silently accepted (last key wins) or repaired (U+FFFD).
+func TestBodyTextIsRefusedNotRepaired(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name, path, body, param string
+	}{
+		{"duplicate amount", "/v1/payment-intents", `{"amount":1000,"currency":"brl","amount":5}`, "amount"},
+		{"duplicate with other spacing", "/v1/customers", `{"email":"a@b.co", "email" : "c@d.co"}`, "email"},
+		{"duplicate metadata key", "/v1/customers", `{"metadata":{"k":"a","k":"b"}}`, "metadata[k]"},
+		{"duplicate nested in array", "/v1/checkout-sessions", `{"line_items":[{"price":"p","quantity":1},{"price":"p","quantity":1,"quantity":2}]}`, "line_items[1][quantity]"},
+		{"NUL escaped", "/v1/customers", `{"name":"Ana\u0000Silva"}`, "name"},
+		{"NUL in a metadata value", "/v1/customers", `{"metadata":{"note":"a\u0000"}}`, "metadata[note]"},
+		{"right-to-left override escaped", "/v1/customers", `{"name":"Ana\u202eavliS"}`, "name"},
+		{"right-to-left override raw", "/v1/customers", "{\"description\":\"x\u202ey\"}", "description"},
+		{"isolate raw", "/v1/customers", "{\"name\":\"x\u2066y\"}", "name"},
+		{"invalid UTF-8", "/v1/customers", "{\"name\":\"Jo\xe3o\"}", "name"},
+		{"invalid UTF-8 in a key", "/v1/customers", "{\"metadata\":{\"k\xff\":\"v\"}}", "metadata[k\ufffd]"},
+		{"lone surrogate", "/v1/customers", `{"name":"\ud800"}`, "name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			r := e.Do("POST", tc.path, e.Test, tc.body, "Content-Type", "application/json")
+			is.Equal(r.Status, 400)
+			is.Equal(r.ErrCode(), "invalid_request")
+			if tc.name != "invalid UTF-8 in a key" {
+				is.Equal(r.ErrParam(), tc.param)
+			}
+		})
+	}
+	// What is allowed stays allowed: accents, emoji, U+FFFD written on purpose, the same key in
+	// different objects.
+	is := is.New(t)
+	r := e.Do("POST", "/v1/customers", e.Test, `{"name":"João Ação 🎉 \ufffd","metadata":{"name":"x"}}`, "Content-Type", "application/json")
+	is.Equal(r.Status, 200)
+	is.True(strings.Contains(r.Str("name"), "João"))
+}
+
+// TestMalformedQueryIs400: a query string that does not decode is refused naming the parameter,
+// never answered as if the parameter were absent.
+func TestMalformedQueryIs400(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ query, param string }{
+		{"limit=%zz", "limit"},
+		{"limit=3&starting_after=%", "starting_after"},
+		{"li%zzmit=3", ""},
+		{"limit=3;email=a", ""},
+	} {
+		is := is.New(t)
+		r := e.Do("GET", "/v1/customers?"+tc.query, e.Test, nil)
+		is.Equal(r.Status, 400)
+		is.Equal(r.ErrCode(), "invalid_request")
+		is.Equal(r.ErrParam(), tc.param)
+	}
+	is := is.New(t)
+	is.Equal(e.Do("GET", "/v1/customers?limit=3&email=a%40b.co", e.Test, nil).Status, 200)
+}
+
+// TestReadiness: /readyz is 503 until serve marks the server ready, 200 while the database
+// answers, 503 again once a shutdown begins or the database is gone; /healthz stays 200.
+func TestReadiness(t *testing.T) {
+	is := is.New(t)
+	d, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "troco.db"), db.Options{Schema: schemaSQL(t)})
+	is.NoErr(err)
+	srv := server.New(server.Config{DB: d, Clock: clock.NewOffset(clock.Real{}, 0), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ts := httptest.NewTLSServer(srv)
+	defer ts.Close()
+	get := func(path string) int {
+		res, err := ts.Client().Get(ts.URL + path)
+		is.NoErr(err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	is.Equal(get("/readyz"), 503) // starting
+	is.Equal(get("/healthz"), 200)
+	srv.SetReady(true)
+	is.Equal(get("/readyz"), 200)
+	srv.SetReady(false) // shutting down
+	is.Equal(get("/readyz"), 503)
+	is.Equal(get("/healthz"), 200)
+	srv.SetReady(true)
+	is.NoErr(d.Close()) // the database is gone
+	is.Equal(get("/readyz"), 503)
+}
