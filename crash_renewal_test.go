@@ -47,6 +47,7 @@ func TestCrashDuringRenewals(t *testing.T) {
 
 	startChild(t, dir, addr, key, "--allow-time-travel") // the clock offset is restored
 	c = crashClient(dir, addr, key)
+	c.hc.Timeout = 5 * time.Minute // the job renews up to 300 subscriptions in this one request (slow under -race)
 	renewedBeforeRestart := 0
 	for _, id := range subs {
 		if _, m, _ := c.send("GET", "/v1/invoices?limit=10&subscription="+id, "", nil); m != nil && len(m["data"].([]any)) == 2 {
