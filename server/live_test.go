@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -661,4 +662,56 @@ func TestLiveCrashAfterChargingCheckoutSessionCompletedByReconciliation(t *testi
 	is.Equal(e.Do("GET", "/v1/payment-intents/"+got.Str("payment_intent"), e.Live, nil).Str("status"), "succeeded")
 	is.Equal(len(e.coEvents(e.Live, "checkout.session.completed", cs.Str("id"))), 1)
 	is.Equal(e.Cielo.ChargeCount(), 1)
+}
+
+// A send_invoice invoice with a due date and late fees paid by PIX in live mode is a charge with
+// a due date at the PSP (cobv): calendario.dataDeVencimento is the invoice's due date in
+// Brasília, multa and juros are its fine_rate and interest_rate; the PSP's webhook settles it.
+func TestLiveInvoicePixWithDueDateIsACobV(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	cus := e.Do("POST", "/v1/customers", e.Live, map[string]any{"email": "ana@example.com", "name": "Ana Souza", "document": "529.982.247-25"})
+	is.Equal(cus.Status, 200)
+	// Due at 01:30Z on the 10th day: still the 9th in Brasília (UTC-3).
+	dueAt := time.Date(e.Clock.Now().Year(), e.Clock.Now().Month(), e.Clock.Now().Day(), 1, 30, 0, 0, time.UTC).AddDate(0, 0, 10)
+	inv := e.Do("POST", "/v1/invoices", e.Live, map[string]any{"customer": cus.Str("id"), "collection_method": "send_invoice",
+		"due_date": dueAt.Format(time.RFC3339), "fine_rate": 200, "interest_rate": 100,
+		"lines": []any{map[string]any{"amount": 150000, "description": "Consultoria mensal"}}})
+	is.Equal(inv.Status, 200)
+	fin := e.Do("POST", "/v1/invoices/"+inv.Str("id")+"/finalize", e.Live, nil)
+	is.Equal(fin.Status, 200)
+
+	// The customer chooses PIX on the hosted invoice page.
+	b := e.newBrowser(t)
+	pg := b.get(hostedPath(t, fin.Str("hosted_invoice_url")))
+	is.Equal(pg.Status, 200)
+	is.Equal(b.post("/invoices/"+inv.Str("id")+"/pay", url.Values{"s": {pg.hidden().Get("s")}, "method": {"pix"}}).Status, 303)
+	opened := e.Do("GET", "/v1/invoices/"+inv.Str("id"), e.Live, nil)
+	piID := opened.Str("payment_intent")
+	is.True(piID != "")
+	r := e.Do("GET", "/v1/payment-intents/"+piID, e.Live, nil)
+	is.Equal(r.Str("status"), "pending")
+	code := digStr(r.Body, "next_action.pix.code")
+	ch := e.Do("GET", "/v1/charges/"+r.Str("latest_charge"), e.Live, nil)
+	txid := digStr(ch.Body, "payment_method_details.pix.txid")
+	kind, cob := e.PSP.Charge(txid)
+	is.Equal(kind, "cobv")
+	is.Equal(cob["pixCopiaECola"], code) // the BR Code is the PSP's
+	cal := cob["calendario"].(map[string]any)
+	is.Equal(cal["dataDeVencimento"], dueAt.AddDate(0, 0, -1).Format("2006-01-02"))
+	valor := cob["valor"].(map[string]any)
+	is.Equal(valor["original"], "1500.00")
+	is.Equal(valor["multa"], map[string]any{"modalidade": float64(2), "valorPerc": "2.00"})
+	is.Equal(valor["juros"], map[string]any{"modalidade": float64(3), "valorPerc": "1.00"})
+	is.Equal(cob["devedor"], map[string]any{"nome": "Ana Souza", "cpf": "52998224725"})
+	is.Equal(e.PSP.CobCount(), 1)
+	is.Equal(len(e.payEvents(e.Live, "invoice.payment_failed", inv.Str("id"))), 0) // waiting is not failing
+
+	// The PSP's webhook settles it: the intent succeeds and the invoice is paid, once.
+	is.NoErr(e.PSP.Pay(txid, -1, true))
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+piID, e.Live, nil).Str("status"), "succeeded")
+	got := e.Do("GET", "/v1/invoices/"+inv.Str("id"), e.Live, nil)
+	is.Equal(got.Str("status"), "paid")
+	is.NoErr(e.PSP.Notify(e.PSP.Webhook(liveChave), e.PSP.LastPix(txid)))
+	is.Equal(len(e.payEvents(e.Live, "invoice.paid", inv.Str("id"))), 1)
 }

@@ -84,6 +84,17 @@ func (svc *Service) PayHosted(tx *db.Tx, a domain.Actor, id string, p HostedPayP
 		if err != nil {
 			return nil, err
 		}
+		if pi.Status == domain.PIStatusProcessing {
+			// A live processor call reserved by an earlier run of this request has been made:
+			// confirming again applies its answer (the PSP's BR Code, or the card's outcome).
+			open, err := svc.Payments.HasOpenCall(tx, a.Scope, pi.ID)
+			if err != nil {
+				return nil, err
+			}
+			if open {
+				return svc.confirmHosted(tx, a, inv, *inv, pi.ID, payments.ConfirmParams{Origin: p.Origin})
+			}
+		}
 		if pi.Waiting() {
 			if pi.Amount == inv.AmountRemaining && p.Method != domain.MethodCreditCard && slicesHas(pi.PaymentMethodTypes, p.Method) {
 				return inv, nil // the PIX or boleto already issued is still good
@@ -122,12 +133,22 @@ func (svc *Service) PayHosted(tx *db.Tx, a domain.Actor, id string, p HostedPayP
 		d := inv.DueDate.UTC().Format(time.DateOnly)
 		cp.BoletoDueDate = &d
 	}
-	confirmed, cerr := svc.Payments.Confirm(tx, a, pi.ID, cp)
+	return svc.confirmHosted(tx, a, inv, before, pi.ID, cp)
+}
+
+// confirmHosted confirms the intent of a hosted invoice payment and records the outcome on the
+// invoice. In live mode the first run only reserves the processor call (its error carries the
+// pending call and keeps the changes); the request's next run applies the answer.
+func (svc *Service) confirmHosted(tx *db.Tx, a domain.Actor, inv *domain.Invoice, before domain.Invoice, piID string, cp payments.ConfirmParams) (*domain.Invoice, error) {
+	confirmed, cerr := svc.Payments.Confirm(tx, a, piID, cp)
+	if payments.PendingOf(cerr) != nil {
+		return nil, cerr
+	}
 	if e, ok := domain.AsError(cerr); ok && e.KeepChanges {
 		if e.Charge != "" {
 			inv.Charge = &e.Charge
 		}
-		if err := tx.SetChargesInvoice(a.Scope, pi.ID, inv.ID); err != nil {
+		if err := tx.SetChargesInvoice(a.Scope, piID, inv.ID); err != nil {
 			return nil, err
 		}
 		if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
@@ -145,7 +166,7 @@ func (svc *Service) PayHosted(tx *db.Tx, a domain.Actor, id string, p HostedPayP
 		return inv, markPaid(tx, a, inv, confirmed)
 	}
 	inv.Charge = confirmed.LatestCharge
-	if err := tx.SetChargesInvoice(a.Scope, pi.ID, inv.ID); err != nil {
+	if err := tx.SetChargesInvoice(a.Scope, piID, inv.ID); err != nil {
 		return nil, err
 	}
 	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {

@@ -397,6 +397,7 @@ func invoiceDueDate(tx *db.Tx, c *confirmation, req *AsyncRequest) error {
 	}
 	req.DueDate, req.DueValidityDays = due, pixValidityAfterDue
 	req.PayerName, req.PayerDocument = *c.buyer.Name, *c.buyer.Document
+	req.FineRate, req.InterestRate = inv.FineRate, inv.InterestRate
 	return nil
 }
 

@@ -142,6 +142,9 @@ type AsyncRequest struct {
 	DueDate                  string
 	DueValidityDays          int
 	PayerName, PayerDocument string
+	// FineRate and InterestRate (basis points; the fine once after the due date, interest per
+	// 30 days pro rata per day) are the invoice's late fees a charge with a due date carries.
+	FineRate, InterestRate int64
 }
 
 // AsyncResult is the state a PIX or boleto charge starts in and, when delayed, where it goes. A

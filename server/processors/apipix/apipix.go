@@ -128,9 +128,22 @@ type (
 	CobVSolicitada struct {
 		Calendario         VencimentoSolicitado `json:"calendario"`
 		Devedor            Devedor              `json:"devedor"`
-		Valor              CobValor             `json:"valor"`
+		Valor              CobVValor            `json:"valor"`
 		Chave              string               `json:"chave"`
 		SolicitacaoPagador string               `json:"solicitacaoPagador,omitempty"`
+	}
+	// CobVValor is the amount of a charge with a due date and what is owed after it: multa
+	// (modalidade 2, a percentage of the amount, once) and juros (modalidade 3, a percentage
+	// per month, calendar days), both omitted when zero.
+	CobVValor struct {
+		Original string      `json:"original"`
+		Multa    *Modalidade `json:"multa,omitempty"`
+		Juros    *Modalidade `json:"juros,omitempty"`
+	}
+	// Modalidade is a multa or juros: its kind (the API Pix's domain table) and value.
+	Modalidade struct {
+		Modalidade int    `json:"modalidade"`
+		ValorPerc  string `json:"valorPerc"`
 	}
 	// VencimentoSolicitado is the calendario of a charge with a due date, as requested.
 	VencimentoSolicitado struct {
@@ -261,7 +274,13 @@ func (c *Client) startCobV(ctx context.Context, req payments.AsyncRequest) (paym
 		dev.CPF = req.PayerDocument
 	}
 	body := CobVSolicitada{Calendario: VencimentoSolicitado{DataDeVencimento: req.DueDate, ValidadeAposVencimento: req.DueValidityDays}, Devedor: dev,
-		Valor: CobValor{Original: Valor(req.Amount)}, Chave: c.cfg.Chave}
+		Valor: CobVValor{Original: Valor(req.Amount)}, Chave: c.cfg.Chave}
+	if req.FineRate > 0 {
+		body.Valor.Multa = &Modalidade{Modalidade: MultaPercentual, ValorPerc: Percent(req.FineRate)}
+	}
+	if req.InterestRate > 0 {
+		body.Valor.Juros = &Modalidade{Modalidade: JurosPercentualMes, ValorPerc: Percent(req.InterestRate)}
+	}
 	if req.Description != "" {
 		body.SolicitacaoPagador = truncate(req.Description, 140)
 	}
@@ -294,6 +313,17 @@ func (c *Client) startCobV(ctx context.Context, req payments.AsyncRequest) (paym
 	}
 	return payments.AsyncResult{Code: cob.PixCopiaECola}, nil
 }
+
+// The API Pix modalidades troco uses: a fine as a percentage of the amount, interest as a
+// percentage per month counted in calendar days (troco's interest_rate is per 30 days, pro rata
+// per day).
+const (
+	MultaPercentual    = 2
+	JurosPercentualMes = 3
+)
+
+// Percent writes basis points as the API Pix's valorPerc percentage: 200 is "2.00".
+func Percent(bp int64) string { return fmt.Sprintf("%d.%02d", bp/100, bp%100) }
 
 // lookupCobV is Lookup for a charge with a due date.
 func (c *Client) lookupCobV(ctx context.Context, txid string) (payments.LookupResult, error) {

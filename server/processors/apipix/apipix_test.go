@@ -46,9 +46,14 @@ func TestChargeWithDueDateIsACobV(t *testing.T) {
 	txid := payments.Reference("ch_due_date_test")
 	due := time.Now().AddDate(0, 0, 5).Format("2006-01-02")
 	res, err := c.StartAsync(ctx, payments.AsyncRequest{Method: domain.MethodPix, Reference: txid, Amount: 12345, DueDate: due, DueValidityDays: 30,
-		PayerName: "Ana Souza", PayerDocument: "52998224725"})
+		PayerName: "Ana Souza", PayerDocument: "52998224725", FineRate: 200, InterestRate: 105})
 	is.NoErr(err)
 	is.True(strings.HasPrefix(res.Code, "000201"))
+	kind, cob := d.Charge(txid)
+	is.Equal(kind, "cobv")
+	valor := cob["valor"].(map[string]any)
+	is.Equal(valor["multa"], map[string]any{"modalidade": float64(2), "valorPerc": "2.00"}) // 200 bp: 2% once
+	is.Equal(valor["juros"], map[string]any{"modalidade": float64(3), "valorPerc": "1.05"}) // 105 bp: 1.05% a month
 	r, err := c.Lookup(ctx, payments.ChargeRef{Method: domain.MethodPix, Reference: txid})
 	is.NoErr(err)
 	is.True(r.Found && !r.Paid && !r.Expired)
@@ -57,6 +62,14 @@ func TestChargeWithDueDateIsACobV(t *testing.T) {
 	is.NoErr(err)
 	is.True(r.Paid)
 	is.Equal(r.PaidAmount, int64(12345))
+
+	// Without late fees the charge carries neither multa nor juros.
+	txid2 := payments.Reference("ch_due_date_no_fees")
+	_, err = c.StartAsync(ctx, payments.AsyncRequest{Method: domain.MethodPix, Reference: txid2, Amount: 500, DueDate: due, PayerName: "Ana Souza", PayerDocument: "11222333000181"})
+	is.NoErr(err)
+	_, cob = d.Charge(txid2)
+	is.Equal(cob["valor"], map[string]any{"original": "5.00"})
+	is.Equal(cob["devedor"].(map[string]any)["cnpj"], "11222333000181")
 
 	// Without a debtor the PSP refuses it: nothing was created, the attempt fails at once.
 	_, err = c.StartAsync(ctx, payments.AsyncRequest{Method: domain.MethodPix, Reference: payments.Reference("other"), Amount: 100, DueDate: due})

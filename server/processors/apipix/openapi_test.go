@@ -95,6 +95,9 @@ func checkType(t *testing.T, doc map[string]any, typ reflect.Type, s map[string]
 			continue
 		}
 		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
 		if ft.Kind() == reflect.Slice {
 			ft = ft.Elem()
 			if it, ok := p["items"].(map[string]any); ok {

@@ -273,7 +273,9 @@ func (d *Double) putCob(w http.ResponseWriter, r *http.Request, kind, txid strin
 		} `json:"calendario"`
 		Devedor map[string]any `json:"devedor"`
 		Valor   struct {
-			Original string `json:"original"`
+			Original string      `json:"original"`
+			Multa    *modalidade `json:"multa"`
+			Juros    *modalidade `json:"juros"`
 		} `json:"valor"`
 		Chave              string `json:"chave"`
 		SolicitacaoPagador string `json:"solicitacaoPagador"`
@@ -311,6 +313,19 @@ func (d *Double) putCob(w http.ResponseWriter, r *http.Request, kind, txid strin
 			problem(w, http.StatusBadRequest, "CobVOperacaoInvalida", "Cobrança inválida", "devedor needs nome and exactly one of cpf or cnpj")
 			return
 		}
+		// valor.multa: modalidade 1 (fixed) or 2 (percentage); valor.juros: modalidade 1 to 8;
+		// both need valorPerc like 2.00.
+		if m := body.Valor.Multa; m != nil && (m.Modalidade < 1 || m.Modalidade > 2 || !valorPattern.MatchString(m.ValorPerc)) {
+			problem(w, http.StatusBadRequest, "CobVOperacaoInvalida", "Cobrança inválida", "cobv.valor.multa does not match the schema")
+			return
+		}
+		if j := body.Valor.Juros; j != nil && (j.Modalidade < 1 || j.Modalidade > 8 || !valorPattern.MatchString(j.ValorPerc)) {
+			problem(w, http.StatusBadRequest, "CobVOperacaoInvalida", "Cobrança inválida", "cobv.valor.juros does not match the schema")
+			return
+		}
+	} else if body.Valor.Multa != nil || body.Valor.Juros != nil {
+		problem(w, http.StatusBadRequest, "CobOperacaoInvalida", "Cobrança inválida", "an immediate charge has no multa or juros")
+		return
 	}
 	d.mu.Lock()
 	if _, exists := d.cobs[txid]; exists {
@@ -328,6 +343,12 @@ func (d *Double) putCob(w http.ResponseWriter, r *http.Request, kind, txid strin
 		c.Calendario = map[string]any{"criacao": now.Format(time.RFC3339), "dataDeVencimento": body.Calendario.DataDeVencimento,
 			"validadeAposVencimento": body.Calendario.ValidadeAposVencimento}
 		c.Devedor = body.Devedor
+		if body.Valor.Multa != nil {
+			c.Valor["multa"] = body.Valor.Multa
+		}
+		if body.Valor.Juros != nil {
+			c.Valor["juros"] = body.Valor.Juros
+		}
 	}
 	d.cobs[txid] = c
 	drop := d.dropCob > 0
@@ -491,6 +512,28 @@ func (d *Double) Notify(hook string, p *received) error {
 		return fmt.Errorf("webhook answered %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// modalidade is a cobv's valor.multa or valor.juros.
+type modalidade struct {
+	Modalidade int    `json:"modalidade"`
+	ValorPerc  string `json:"valorPerc"`
+}
+
+var valorPattern = regexp.MustCompile(`^\d{1,10}\.\d{2}$`)
+
+// Charge returns a charge as GET /cob/{txid} or /cobv/{txid} answers it, and which of the two
+// it is; nil when there is none.
+func (d *Double) Charge(txid string) (kind string, body map[string]any) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.cobs[txid]
+	if c == nil {
+		return "", nil
+	}
+	b, _ := json.Marshal(c)
+	_ = json.Unmarshal(b, &body)
+	return c.kind, body
 }
 
 // LastPix returns the PIX that paid txid (to replay its notification).
