@@ -157,7 +157,7 @@ func TestBackupUnderLoadRestoresEveryPayment(t *testing.T) {
 	is.NoErr(in.stop())
 	addr2 := freeAddr(t)
 	in2 := startServe(t, addr2, envFrom(nil), "--addr", addr2, "--data-dir", restored, "--metrics-addr", "off", "--rate-limit", "off") // the check reads every payment at once
-	is.Equal(in2.do("GET", "/v1/files/"+fileID, key, nil).status, 200) // its bytes were restored too
+	is.Equal(in2.do("GET", "/v1/files/"+fileID, key, nil).status, 200)                                                                 // its bytes were restored too
 	for _, id := range before {
 		a := in2.do("GET", "/v1/payment-intents/"+id, key, nil)
 		if a.status != 200 || a.str("status") != "succeeded" {
