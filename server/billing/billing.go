@@ -188,8 +188,11 @@ func savedCard(tx *db.Tx, s domain.Scope, param, id, customer string) (*domain.P
 	if err != nil {
 		return nil, err
 	}
-	if pm.Type != domain.MethodCreditCard || pm.Card == nil {
-		return nil, domain.Invalid(param, "Payment method %s is not a card; subscriptions are charged on a saved card.", pm.ID)
+	if pm.Type != domain.MethodPixAutomatico && (pm.Type != domain.MethodCreditCard || pm.Card == nil) {
+		return nil, domain.Invalid(param, "Payment method %s is neither a card nor a Pix Automático payment method; subscriptions are charged on a saved card or under an approved Pix Automático authorization.", pm.ID)
+	}
+	if pm.Type == domain.MethodPixAutomatico && (pm.Customer == nil || *pm.Customer != customer) {
+		return nil, domain.Invalid(param, "Payment method %s comes from a Pix Automático authorization of another customer; the subscription's customer %s must approve their own authorization.", pm.ID, customer)
 	}
 	if pm.Customer == nil || *pm.Customer != customer {
 		return nil, domain.Invalid(param, "Payment method %s is not attached to customer %s (it was detached or belongs to another customer); attach it first.", pm.ID, customer)

@@ -2,6 +2,10 @@ package billing
 
 import (
 	"context"
+	"errors"
+	"time"
+
+	"troco/server/calendar"
 
 	"troco/db"
 	"troco/server/core"
@@ -33,13 +37,47 @@ type Collector interface {
 	Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscription, inv *domain.Invoice) (Outcome, error)
 }
 
-// collector returns the Collector of a collection method.
+// collectorOf returns the Collector of a subscription: Pix Automático when its default payment
+// method is a pix_automatico one (charge_automatically), else the one of its collection method.
+func (svc *Service) collectorOf(tx *db.Tx, s domain.Scope, sub *domain.Subscription) (Collector, error) {
+	if sub.CollectionMethod == domain.CollectionChargeAutomatically && sub.DefaultPaymentMethod != nil {
+		pm, err := tx.FindPaymentMethodByID(s, *sub.DefaultPaymentMethod)
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			return nil, err
+		}
+		if err == nil && pm.Type == domain.MethodPixAutomatico {
+			return svc.collector(domain.MethodPixAutomatico), nil
+		}
+	}
+	return svc.collector(sub.CollectionMethod), nil
+}
+
+// collect collects an open invoice of a subscription with its Collector.
+func (svc *Service) collect(tx *db.Tx, a domain.Actor, sub *domain.Subscription, inv *domain.Invoice) (Outcome, error) {
+	c, err := svc.collectorOf(tx, a.Scope, sub)
+	if err != nil {
+		return Failed, err
+	}
+	return c.Collect(tx, a, sub, inv)
+}
+
+// RetryScheduler is implemented by a Collector whose failed attempts are retried on its own
+// days instead of the card dunning days: RetryAt returns the instant of retry n (0-based) of an
+// invoice whose first attempt was at first, or the zero time when no retry n follows.
+type RetryScheduler interface {
+	RetryAt(first time.Time, n int) time.Time
+}
+
+// collector returns the Collector of a collection method (or of pix_automatico).
 func (svc *Service) collector(method string) Collector {
 	if c, ok := svc.Collectors[method]; ok && c != nil {
 		return c
 	}
 	if method == domain.CollectionSendInvoice {
 		return sendInvoice{}
+	}
+	if method == domain.MethodPixAutomatico {
+		return pixAutoCollector{svc}
 	}
 	return cardCollector{svc}
 }
@@ -93,7 +131,7 @@ func (svc *Service) Apply(tx *db.Tx, s domain.Scope, id string) error {
 		return err
 	}
 	a := domain.Actor{Scope: s}
-	out, err := svc.collector(sub.CollectionMethod).Collect(tx, a, sub, inv)
+	out, err := svc.collect(tx, a, sub, inv)
 	if err != nil {
 		return err
 	}
@@ -146,4 +184,45 @@ type sendInvoice struct{}
 
 func (sendInvoice) Collect(*db.Tx, domain.Actor, *domain.Subscription, *domain.Invoice) (Outcome, error) {
 	return Waiting, nil
+}
+
+// pixAutoCollector charges an invoice under the subscription's Pix Automático authorization (its
+// default payment method) for the amount remaining, with the invoice as the charge's reference:
+// a reference already paid is never charged again (a renewal run again after a crash). A charge
+// refused before anything is charged (the authorization canceled or expired, the amount above
+// max_amount) and a charge that fails (insufficient funds) are both a failed attempt
+// (invoice.payment_failed); failed attempts are retried on the next business days.
+type pixAutoCollector struct{ svc *Service }
+
+func (c pixAutoCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscription, inv *domain.Invoice) (Outcome, error) {
+	desc := "Invoice " + inv.ID
+	if inv.Number != nil {
+		desc = "Invoice " + *inv.Number
+	}
+	pi, err := c.svc.Payments.ChargePixAutomatico(tx, a, payments.PixAutoChargeParams{PaymentMethod: *sub.DefaultPaymentMethod,
+		Amount: inv.AmountRemaining, Description: &desc, Reference: inv.ID, Metadata: map[string]string{"invoice": inv.ID, "subscription": sub.ID}})
+	if err != nil {
+		if _, ok := domain.AsError(err); !ok {
+			return Failed, err
+		}
+		pi = nil // refused before any charge: recorded as a failed attempt below
+	}
+	paid, err := c.svc.Invoices.RecordCharge(tx, a, inv.ID, pi)
+	if err != nil {
+		return Failed, err
+	}
+	if paid.Status == domain.InvoicePaid {
+		return Paid, nil
+	}
+	return Failed, nil
+}
+
+// RetryAt is the retry n of a failed Pix Automático charge: on each of the next business days
+// after the first attempt, at its time of day in Brasília.
+func (c pixAutoCollector) RetryAt(first time.Time, n int) time.Time {
+	dates := c.svc.Payments.PixAutoRetryDates(first.In(calendar.Brasilia))
+	if n >= len(dates) {
+		return time.Time{}
+	}
+	return calendar.StartOf(dates[n]).Add(first.Sub(calendar.StartOf(calendar.Today(first))))
 }

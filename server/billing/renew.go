@@ -125,7 +125,7 @@ func (svc *Service) finalizeAndCollect(tx *db.Tx, a domain.Actor, sub *domain.Su
 	if inv.Status != domain.InvoiceOpen {
 		return nil // nothing to collect (zero)
 	}
-	out, err := svc.collector(sub.CollectionMethod).Collect(tx, a, sub, inv)
+	out, err := svc.collect(tx, a, sub, inv)
 	if err != nil {
 		return err
 	}
@@ -158,14 +158,24 @@ func (svc *Service) attemptFailed(tx *db.Tx, a domain.Actor, subID, invID string
 	retry := inv.AttemptCount - 1 // retries done so far
 	ev := domain.SubPaymentFailed
 	before := *inv
-	if retry < len(domain.DunningRetryDays) {
-		// Counted from the renewal instant (the period's start) for a renewal invoice, else from
-		// the first attempt.
-		first := inv.StatusTransitions.FinalizedAt.Time
-		if inv.BillingReason == domain.BillingSubscriptionCycle && !inv.PeriodStart.IsZero() {
-			first = inv.PeriodStart.Time
-		}
-		inv.NextPaymentAttempt = domain.At(first.Add(time.Duration(domain.DunningRetryDays[retry]) * 24 * time.Hour))
+	// Counted from the renewal instant (the period's start) for a renewal invoice, else from
+	// the first attempt.
+	first := inv.StatusTransitions.FinalizedAt.Time
+	if inv.BillingReason == domain.BillingSubscriptionCycle && !inv.PeriodStart.IsZero() {
+		first = inv.PeriodStart.Time
+	}
+	c, err := svc.collectorOf(tx, a.Scope, sub)
+	if err != nil {
+		return err
+	}
+	var at time.Time
+	if rs, ok := c.(RetryScheduler); ok {
+		at = rs.RetryAt(first, retry)
+	} else if retry < len(domain.DunningRetryDays) {
+		at = first.Add(time.Duration(domain.DunningRetryDays[retry]) * 24 * time.Hour)
+	}
+	if !at.IsZero() {
+		inv.NextPaymentAttempt = domain.At(at)
 	} else {
 		inv.NextPaymentAttempt = domain.Time{}
 		ev = domain.SubRetriesExhausted
@@ -417,7 +427,7 @@ func (svc *Service) retry(tx *db.Tx, a domain.Actor, sub *domain.Subscription, i
 	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
 		return err
 	}
-	out, err := svc.collector(sub.CollectionMethod).Collect(tx, a, sub, inv)
+	out, err := svc.collect(tx, a, sub, inv)
 	if err != nil {
 		return err
 	}

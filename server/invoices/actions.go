@@ -229,6 +229,11 @@ func paymentMethodFor(tx *db.Tx, s domain.Scope, inv *domain.Invoice, id *string
 		}
 		if err == nil && sub.DefaultPaymentMethod != nil {
 			id = sub.DefaultPaymentMethod
+			// A Pix Automático default is charged by the renewal under its authorization, not
+			// here: paying the invoice then uses the customer's newest saved card.
+			if pm, err := tx.FindPaymentMethodByID(s, *id); err == nil && pm.Type == domain.MethodPixAutomatico {
+				id = nil
+			}
 		}
 	}
 	if id == nil {
@@ -387,4 +392,34 @@ func (svc *Service) MarkUncollectibleIfOpen(tx *db.Tx, a domain.Actor, id string
 		return inv, nil
 	}
 	return MarkUncollectible(tx, a, id)
+}
+
+// RecordCharge records on an open invoice a charge made outside Pay by another way of paying (a
+// Pix Automático charge of a renewal): err nil and pi succeeded pays the invoice (invoice.paid);
+// otherwise the attempt is counted and invoice.payment_failed emitted, linked to pi when one
+// was created (a charge refused before anything was charged has none).
+func (svc *Service) RecordCharge(tx *db.Tx, a domain.Actor, id string, pi *domain.PaymentIntent) (*domain.Invoice, error) {
+	inv, err := tx.FindInvoiceByID(a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Status != domain.InvoiceOpen {
+		return inv, nil
+	}
+	if pi != nil && pi.Status == domain.PIStatusSucceeded {
+		inv.AttemptCount++
+		return inv, markPaid(tx, a, inv, pi)
+	}
+	before := *inv
+	inv.AttemptCount++
+	if pi != nil {
+		inv.PaymentIntent, inv.Charge = &pi.ID, pi.LatestCharge
+		if err := tx.SetChargesInvoice(a.Scope, pi.ID, inv.ID); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
+		return nil, err
+	}
+	return inv, core.Emit(tx, a, EventPaymentFailed, inv, &before)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // Charging under a Pix Automático authorization: the building block a subscription's renewal
-// calls with the invoice as reference (not wired to subscriptions yet). One call is one
+// calls with the invoice as reference (billing's pix_automatico Collector). One call is one
 // attempt: it succeeds at once in the sandbox, or fails with insufficient_funds when the
 // authorization's customer e-mail was pixauto_insufficient. PixAutoRetryDates gives the business
 // days of the retries after a failure.

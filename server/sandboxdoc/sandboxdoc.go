@@ -229,7 +229,11 @@ const brazil = `## Brazil
   ` + "`pixauto_insufficient@…`" + ` and ` + "`POST /v1/pix-authorizations`" + ` for it: the authorization is answered at
   once. With any other e-mail it stays ` + "`pending`" + `: open its ` + "`url`" + ` and press **Aprovar autorização** or
   **Recusar autorização**, or call ` + "`POST /v1/test-helpers/pix-authorizations/{id}/approve`" + ` (or
-  ` + "`…/reject`" + `). Subscriptions paid by Pix Automático are not built yet.
+  ` + "`…/reject`" + `). Name the approval's ` + "`payment_method`" + ` (type ` + "`pix_automatico`" + `) as a subscription's
+  ` + "`default_payment_method`" + `: each renewal is charged by PIX at its due instant; advance the clock
+  to see it. A renewal above ` + "`max_amount`" + `, under a canceled authorization or for a
+  ` + "`pixauto_insufficient@…`" + ` payer fails (` + "`invoice.payment_failed`" + `, ` + "`past_due`" + `) and is retried on the
+  next three business days (` + "`next_payment_attempt`" + ` on the invoice).
 - **Webhook receivers**: set ` + "`chaos`" + ` on a test endpoint pointing at your receiver
   (` + "`{\"seed\":42,\"drop_rate\":2500,\"duplicate_rate\":3000,\"max_delay_seconds\":2,\"reorder\":true,\"fail_first_attempts\":1}`" + `),
   create events, and advance the clock until every event arrived; assert your side handled each
