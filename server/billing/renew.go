@@ -155,19 +155,9 @@ func (svc *Service) attemptFailed(tx *db.Tx, a domain.Actor, subID, invID string
 	if err := tx.MarkInvoiceInArrears(a.Scope, inv.ID, tx.Now.Unix()); err != nil {
 		return err
 	}
-	retry := inv.AttemptCount - 1 // retries done so far
 	ev := domain.SubPaymentFailed
 	before := *inv
-	if retry < len(domain.DunningRetryDays) {
-		// Counted from the renewal instant (the period's start) for a renewal invoice, else from
-		// the first attempt.
-		first := inv.StatusTransitions.FinalizedAt.Time
-		if inv.BillingReason == domain.BillingSubscriptionCycle && !inv.PeriodStart.IsZero() {
-			first = inv.PeriodStart.Time
-		}
-		inv.NextPaymentAttempt = domain.At(first.Add(time.Duration(domain.DunningRetryDays[retry]) * 24 * time.Hour))
-	} else {
-		inv.NextPaymentAttempt = domain.Time{}
+	if !scheduleRetry(sub, inv) {
 		ev = domain.SubRetriesExhausted
 	}
 	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
@@ -189,6 +179,28 @@ func (svc *Service) attemptFailed(tx *db.Tx, a domain.Actor, subID, invID string
 		return svc.end(tx, a, sub, tx.Now, CancelParams{})
 	}
 	return setStatus(tx, a, sub, next)
+}
+
+// scheduleRetry sets the next_payment_attempt of a subscription's invoice whose attempt
+// (counted in attempt_count) was declined: the next dunning day, counted from the renewal instant
+// (the period's start) for a renewal invoice, else from the first attempt; none when the retries
+// are exhausted (it then reports false). A subscription that is incomplete or ended is not
+// retried and its invoice is left alone.
+func scheduleRetry(sub *domain.Subscription, inv *domain.Invoice) bool {
+	if sub.Status == domain.SubscriptionIncomplete || domain.SubscriptionFinal(sub.Status) {
+		return true
+	}
+	retry := inv.AttemptCount - 1 // retries done so far
+	if retry >= len(domain.DunningRetryDays) {
+		inv.NextPaymentAttempt = domain.Time{}
+		return false
+	}
+	first := inv.StatusTransitions.FinalizedAt.Time
+	if inv.BillingReason == domain.BillingSubscriptionCycle && !inv.PeriodStart.IsZero() {
+		first = inv.PeriodStart.Time
+	}
+	inv.NextPaymentAttempt = domain.At(first.Add(time.Duration(domain.DunningRetryDays[retry]) * 24 * time.Hour))
+	return true
 }
 
 // setStatus changes a subscription's status and emits customer.subscription.updated.
