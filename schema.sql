@@ -789,6 +789,22 @@ CREATE TABLE dispute_schedule (
 CREATE INDEX dispute_schedule_due ON dispute_schedule (due_at);
 CREATE INDEX dispute_schedule_dispute ON dispute_schedule (dispute_id);
 
+-- migrate: 140
+-- The keys troco signs /api/v1 access tokens with (EdDSA). private_sealed is the Ed25519 seed
+-- sealed with the master key of the data dir; a retired key stays published in the JWKS until
+-- the tokens it signed have expired.
+CREATE TABLE signing_keys (
+    seq             INTEGER PRIMARY KEY,
+    kid             TEXT    NOT NULL UNIQUE,
+    private_sealed  TEXT    NOT NULL,
+    public_key      BLOB    NOT NULL,
+    created_at      INTEGER NOT NULL,
+    retired_at      INTEGER
+);
+
+-- migrate: 141
+-- /api/v1 metrics sum an organization's ledger over a time range.
+CREATE INDEX ledger_transactions_created ON ledger_transactions (org_id, livemode, created_at);
 -- migrate: 160
 -- The dashboard: people with a role in one organization, one-time sign-in links, browser
 -- sessions (only hashes of their tokens are stored), the owners' audit trail and the request log

@@ -11,6 +11,10 @@ type ListParams struct {
 	StartingAfter string
 	EndingBefore  string
 	Created       Range
+	// Page, when > 0, asks for page-numbered results (the /api/v1 lists): Limit rows after
+	// (Page-1)*Limit, newest first, and Total receives the count of matching rows.
+	Page  int
+	Total *int64
 }
 
 // Range is a set of bounds on an integer column (Unix seconds for created_at); nil means unbounded.
@@ -46,7 +50,8 @@ func (f *filter) rangeOn(col string, r Range) {
 
 // page runs a newest-first cursor query over table. cols is the select list; scan reads one row.
 // The cursor object must belong to the same scope (the caller's filter includes it), otherwise
-// ErrCursorNotFound is returned. Pages are served by the (scope…, seq) indexes, never OFFSET.
+// ErrCursorNotFound is returned. Pages are served by the (scope…, seq) indexes, never OFFSET
+// (page-numbered lists of /api/v1 excepted: numberedPage).
 func page[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(scanner) (T, error)) ([]T, bool, error) {
 	cursor := p.StartingAfter
 	if cursor == "" {
@@ -72,6 +77,9 @@ func page[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(s
 		}
 	}
 	f.rangeOn("created_at", p.Created)
+	if p.Page > 0 {
+		return numberedPage(tx, table, cols, f, p, scan)
+	}
 	order := "DESC"
 	if p.EndingBefore != "" {
 		order = "ASC"
@@ -103,6 +111,40 @@ func page[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(s
 		}
 	}
 	return out, more, nil
+}
+
+// numberedPage serves page p.Page of p.Limit rows: the count and the rows both run on the
+// (scope…, seq) indexes; the offset is bounded by the page range the caller allows.
+func numberedPage[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(scanner) (T, error)) ([]T, bool, error) {
+	where := strings.Join(f.where, " AND ")
+	var total int64
+	if err := tx.queryRow(fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", table, where), f.args...).Scan(&total); err != nil {
+		return nil, false, translate(err, "count "+table)
+	}
+	if p.Total != nil {
+		*p.Total = total
+	}
+	offset := int64(p.Page-1) * int64(p.Limit)
+	if offset >= total {
+		return nil, false, nil
+	}
+	rows, err := tx.query(fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY seq DESC LIMIT %d OFFSET %d", cols, table, where, p.Limit, offset), f.args...)
+	if err != nil {
+		return nil, false, translate(err, "list "+table)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, false, translate(err, "scan "+table)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, translate(err, "list "+table)
+	}
+	return out, offset+int64(len(out)) < total, nil
 }
 
 // ErrCursorNotFound is returned when starting_after or ending_before names no object in scope.

@@ -148,7 +148,7 @@ func (s *Server) replayStored(w http.ResponseWriter, r *http.Request, st *idemSt
 			Message: "This Idempotency-Key was already used with a different request body or endpoint."})
 	default:
 		w.Header().Set("Idempotent-Replayed", "true")
-		writeRaw(w, prior.Status, bytes.TrimSuffix(prior.Body, []byte("\n")))
+		writeResult(w, r, prior.Status, bytes.TrimSuffix(prior.Body, []byte("\n")))
 	}
 	return true
 }

@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"troco/db"
 	"troco/server/domain"
@@ -20,8 +22,13 @@ import (
 // transaction, and op runs again to apply the answer; only that final answer is stored for the
 // Idempotency-Key.
 func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.Tx, a domain.Actor) (any, error)) {
+	s.mutateAs(w, r, http.StatusOK, op)
+}
+
+// mutateAs is mutate answering ok on success: 200, or for /api/v1 201 (with Location) or 204.
+func (s *Server) mutateAs(w http.ResponseWriter, r *http.Request, ok int, op func(tx *db.Tx, a domain.Actor) (any, error)) {
 	for range maxProcessorRuns {
-		if p := s.mutateRun(w, r, op); p == nil {
+		if p := s.mutateRun(w, r, ok, op); p == nil {
 			return
 		}
 	}
@@ -33,11 +40,11 @@ const maxProcessorRuns = 3
 
 // mutateRun is one run of mutate; it answers the request unless op left a processor call
 // pending, which it makes before returning it.
-func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
+func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
 	auth := authFrom(r.Context())
 	st, _ := r.Context().Value(ctxIdem).(*idemState)
 	if st == nil {
-		return s.mutateOnce(w, r, auth.Actor, op)
+		return s.mutateOnce(w, r, ok, auth.Actor, op)
 	}
 	var pending *payments.Pending
 	var status int
@@ -58,7 +65,10 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, op func(tx *d
 			if err != nil {
 				return err
 			}
-			status, body = http.StatusOK, b
+			if ok == http.StatusNoContent {
+				b = nil
+			}
+			status, body = ok, b
 		case opErr != nil:
 			e, ok := domain.AsError(opErr)
 			if !ok {
@@ -92,14 +102,14 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, op func(tx *d
 		s.pay.Execute(context.WithoutCancel(r.Context()), s.db, pending)
 		return pending
 	}
-	writeRaw(w, status, body)
+	writeResult(w, r, status, body)
 	return nil
 }
 
 // mutateOnce is mutate for a request without an Idempotency-Key: nothing else shares the
 // transaction, so op runs directly in the batch's own savepoint and the answer is encoded after
 // the commit, off the single writer.
-func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
+func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
 	var result any
 	var kept *domain.Error
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
@@ -120,10 +130,39 @@ func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, a domain.Act
 		return p
 	case kept != nil:
 		s.writeError(w, r, kept)
-	default:
+	case ok == http.StatusOK:
 		writeJSON(w, http.StatusOK, result)
+	default:
+		body, err := domain.MarshalJSON(result)
+		if err != nil {
+			s.writeError(w, r, err)
+			return nil
+		}
+		if ok == http.StatusNoContent {
+			body = nil
+		}
+		writeResult(w, r, ok, body)
 	}
 	return nil
+}
+
+// writeResult answers a successful write: 204 without a body, 201 with a Location header naming
+// the new object under the request's path (the collection it was created in), else the body.
+func writeResult(w http.ResponseWriter, r *http.Request, status int, body []byte) {
+	switch status {
+	case http.StatusNoContent:
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case http.StatusCreated:
+		var obj struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(body, &obj) == nil && obj.ID != "" {
+			w.Header().Set("Location", strings.TrimSuffix(r.URL.Path, "/")+"/"+obj.ID)
+		}
+	}
+	writeRaw(w, status, body)
 }
 
 // read runs op in a read transaction and answers with its result.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"troco/db"
-	"troco/server/checkout"
 	"troco/server/domain"
 	"troco/server/jobs"
 	"troco/server/payments"
@@ -66,9 +65,6 @@ func (s *Server) handlePaymentIntentUpdate() http.Handler {
 			return
 		}
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
-			if err := checkout.CheckDirectUpdate(tx, a.Scope, id, p); err != nil {
-				return nil, err
-			}
 			return s.pay.UpdateIntent(tx, a, id, p)
 		})
 	})
@@ -102,9 +98,6 @@ func (s *Server) handlePaymentIntentConfirm() http.Handler {
 		}
 		p.Origin = s.origin(r)
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
-			if err := checkout.CheckDirectConfirm(tx, a.Scope, id); err != nil {
-				return nil, err
-			}
 			return s.pay.Confirm(tx, a, id, p)
 		})
 	})
@@ -188,13 +181,7 @@ func (s *Server) handlePaymentIntentRegenerateBoleto() http.Handler {
 			return
 		}
 		p.Origin = s.origin(r)
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
-			pi, err := s.pay.RegenerateBoleto(tx, a, id, p)
-			if err != nil {
-				return nil, err
-			}
-			return pi, checkout.IntentReissued(tx, a, pi)
-		})
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.RegenerateBoleto(tx, a, id, p) })
 	})
 }
 

@@ -36,23 +36,34 @@ func newRateLimiter(c clock.Clock) *rateLimiter {
 
 // allow takes a token for key at rate per second; when none is left it returns the wait.
 func (l *rateLimiter) allow(key string, rate float64) (bool, time.Duration) {
+	ok, _, wait, _ := l.take(key, rate, rate)
+	return ok, wait
+}
+
+// take takes a token from key's bucket of capacity burst refilled at rate per second. It returns
+// whether a token was taken, the whole tokens left, the wait for the next token when none was,
+// and the time until the bucket is full again.
+func (l *rateLimiter) take(key string, burst, rate float64) (ok bool, remaining int, wait, full time.Duration) {
 	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buckets[key]
 	if b == nil {
-		b = &bucket{tokens: rate, last: now}
+		b = &bucket{tokens: burst, last: now}
 		l.buckets[key] = b
 	}
 	if el := now.Sub(b.last).Seconds(); el > 0 {
-		b.tokens = math.Min(rate, b.tokens+el*rate)
+		b.tokens = math.Min(burst, b.tokens+el*rate)
 	}
 	b.last = now
 	if b.tokens >= 1 {
 		b.tokens--
-		return true, 0
+		ok = true
+	} else {
+		wait = time.Duration((1 - b.tokens) / rate * float64(time.Second))
 	}
-	return false, time.Duration((1 - b.tokens) / rate * float64(time.Second))
+	full = time.Duration((burst - b.tokens) / rate * float64(time.Second))
+	return ok, int(b.tokens), wait, full
 }
 
 func (s *Server) rateLimited(w http.ResponseWriter, r *http.Request, k *domain.APIKey) bool {

@@ -237,6 +237,23 @@ func (s *Server) routes() http.Handler {
 	// The business-day calendar (national and local holidays).
 	v1("GET", "/v1/business-days", read, s.handleBusinessDays())
 
+	// The second interface, /api/v1: the same operations, page-numbered lists, 201/204, access
+	// tokens (POST /api/v1/oauth/token, verified with the keys of /.well-known/jwks.json).
+	r.Handler(http.MethodPost, "/api/v1/oauth/token", s.rejectQuery(s.handleOAuthToken()))
+	r.Handler(http.MethodGet, "/.well-known/jwks.json", s.handleJWKS())
+	s.apiV1Routes(func(method, path, need string, h http.Handler) {
+		if takesNoQuery(method, path) {
+			h = s.rejectQuery(h)
+		}
+		if method == http.MethodDelete {
+			h = s.rejectBody(h)
+		}
+		r.Handler(method, path, s.core(need, h))
+		s.apiV1Ops = append(s.apiV1Ops, apiV1Op{method: method, path: path, need: need})
+	})
+	r.Handler(http.MethodGet, "/v1/openapi.json", s.rejectQuery(s.handleOpenAPI(true)))
+	r.Handler(http.MethodGet, "/api/v1/openapi.json", s.rejectQuery(s.handleOpenAPI(false)))
+
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())
 

@@ -9,12 +9,14 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"troco/db"
 	"troco/server/calendar"
+	"troco/server/checkout"
 	"troco/server/clock"
 	"troco/server/domain"
 	"troco/server/email"
@@ -25,6 +27,7 @@ import (
 	"troco/server/payments"
 	"troco/server/pix"
 	"troco/server/secrets"
+	"troco/server/tokens"
 )
 
 // Config holds the dependencies of the HTTP server.
@@ -42,6 +45,11 @@ type Config struct {
 	// AllowPrivateWebhooks lets live webhook endpoints use loopback and private addresses
 	// (serve --allow-private-webhooks); the dispatcher takes the same setting.
 	AllowPrivateWebhooks bool
+	// OIDCIssuer, when set, is an external OpenID Connect issuer whose JWTs authenticate /api/v1
+	// Core requests (audience OIDCAudience; organization from the OIDCOrgClaim claim, default
+	// "org"). OIDCClient, when set, is the HTTP client for discovery and JWKS (tests).
+	OIDCIssuer, OIDCAudience, OIDCOrgClaim string
+	OIDCClient                             *http.Client
 	// RateLimit enables the /v1 per-key rate limits of CONTRACT 10.
 	RateLimit bool
 	// SimDelay is the delay of simulated delayed settlements.
@@ -72,19 +80,23 @@ type Config struct {
 
 // Server serves troco over HTTP; wrap it in TLS (see package tlsutil).
 type Server struct {
-	cfg     Config
-	db      *db.DB
-	log     *slog.Logger
-	limiter *rateLimiter
-	idem    inflight
-	touched sync.Map // key id → unix second of the last last_used_at write this process queued
-	handler http.Handler
-	reqlog  requestLogQueue
-	pay     *payments.Service // the payment engine (intents, charges, refunds, ledger)
-	mailer  *email.Mailer     // customer e-mail: the sandbox mailbox and SMTP delivery
-	ready   atomic.Bool       // SetReady; /readyz
-	pixKey  *pix.SigningKey   // signs the payloads of dynamic PIX locations
-	files   *files.Store      // the bytes of uploaded files
+	cfg      Config
+	db       *db.DB
+	log      *slog.Logger
+	limiter  *rateLimiter
+	idem     inflight
+	touched  sync.Map // key id → unix second of the last last_used_at write this process queued
+	handler  http.Handler
+	reqlog   requestLogQueue
+	pay      *payments.Service // the payment engine (intents, charges, refunds, ledger)
+	mailer   *email.Mailer     // customer e-mail: the sandbox mailbox and SMTP delivery
+	ready    atomic.Bool       // SetReady; /readyz
+	pixKey   *pix.SigningKey   // signs the payloads of dynamic PIX locations
+	files    *files.Store      // the bytes of uploaded files
+	tokens   *tokens.Issuer    // /api/v1 access tokens
+	oidc     oidcIssuer        // the external issuer of --oidc-issuer
+	apiV1Ops []apiV1Op         // the /api/v1 routes, for its OpenAPI document
+	openapi  openAPIDocs
 }
 
 // New builds the server and its routes.
@@ -110,6 +122,11 @@ func New(cfg Config) *Server {
 	}
 	s.pixKey = key
 	s.files = s.openFiles()
+	iss := strings.TrimRight(cfg.BaseURL, "/")
+	if iss == "" {
+		iss = "troco"
+	}
+	s.tokens = tokens.New(iss, cfg.Secrets)
 	if cfg.Jobs != nil {
 		// The payment jobs share this server's engine, so serve and the tests get them here.
 		for _, j := range s.paymentJobs() {
@@ -132,6 +149,8 @@ func New(cfg Config) *Server {
 		}
 		return invoices.IntentSettled(tx, a, pi)
 	}
+	// A checkout session's intent is paid through its session: its rules hold on every interface.
+	s.pay.Owner = checkout.OwnerRules()
 	if cfg.BaseURL != "" && cfg.DB != nil {
 		// The hosted invoice URLs are built inside transactions (finalization, renewals): they
 		// read the public base URL from the database, so every replica and job agrees.

@@ -309,6 +309,9 @@ func v1Routes(t *testing.T) []v1Route {
 		routes = append(routes, v1Route{m[1], m[2], m[3]})
 	}
 	for _, m := range direct.FindAllStringSubmatch(string(src), -1) {
+		if m[2] == "/v1/openapi.json" {
+			continue // public by design: the API's description, no key and no objects
+		}
 		routes = append(routes, v1Route{strings.ToUpper(m[1]), m[2], "write"})
 	}
 	if len(routes) < 50 {

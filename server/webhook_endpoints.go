@@ -30,9 +30,14 @@ func (s *Server) checkWebhookURL(r *http.Request, p *core.WebhookEndpointParams)
 // secret; the secret is added to this answer only. troco never stores a secret in clear, so a
 // replay answers the endpoint without it (rotate the secret if the first answer was lost).
 func (s *Server) mutateShowingSecret(w http.ResponseWriter, r *http.Request, op func(tx *db.Tx, a domain.Actor) (*domain.WebhookEndpoint, error)) {
+	s.mutateShowingSecretAs(w, r, http.StatusOK, op)
+}
+
+// mutateShowingSecretAs is mutateShowingSecret answering ok (201 for /api/v1 creation).
+func (s *Server) mutateShowingSecretAs(w http.ResponseWriter, r *http.Request, ok int, op func(tx *db.Tx, a domain.Actor) (*domain.WebhookEndpoint, error)) {
 	var secret string
 	cw := &captureWriter{header: w.Header()}
-	s.mutate(cw, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+	s.mutateAs(cw, r, ok, func(tx *db.Tx, a domain.Actor) (any, error) {
 		ep, err := op(tx, a)
 		if err != nil {
 			return nil, err
@@ -42,7 +47,7 @@ func (s *Server) mutateShowingSecret(w http.ResponseWriter, r *http.Request, op 
 		return &shown, nil
 	})
 	body := bytes.TrimSuffix(cw.body.Bytes(), []byte("\n"))
-	if cw.status == http.StatusOK && secret != "" && bytes.HasSuffix(body, []byte("}")) {
+	if cw.status == ok && secret != "" && bytes.HasSuffix(body, []byte("}")) {
 		quoted, _ := json.Marshal(secret)
 		body = append(append(append(body[:len(body)-1:len(body)-1], `,"secret":`...), quoted...), '}')
 	}

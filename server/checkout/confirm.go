@@ -147,7 +147,7 @@ func (svc *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParam
 	if cs.Mode == domain.CheckoutModeSubscription {
 		cp.SavePaymentMethod = true // renewals charge the saved card
 	}
-	pi, err = svc.Payments.Confirm(tx, a, pi.ID, cp)
+	pi, err = svc.Payments.ConfirmOwned(tx, a, pi.ID, cp)
 	if err != nil {
 		return nil, err // a decline keeps its record (KeepChanges) and leaves the session open
 	}
@@ -277,7 +277,7 @@ func (svc *Service) ensureIntent(tx *db.Tx, a domain.Actor, cs *domain.CheckoutS
 			return nil, err
 		}
 		if customer != nil && (pi.Customer == nil || *pi.Customer != *customer) && pi.Status == domain.PIStatusRequiresPaymentMethod {
-			return svc.Payments.UpdateIntent(tx, a, pi.ID, payments.IntentParams{Customer: domain.Opt[string]{Set: true, V: *customer}})
+			return svc.Payments.UpdateOwned(tx, a, pi.ID, payments.IntentParams{Customer: domain.Opt[string]{Set: true, V: *customer}})
 		}
 		return pi, nil
 	}
@@ -488,7 +488,7 @@ func (svc *Service) TestHelper(tx *db.Tx, a domain.Actor, id, action string) (*d
 	default: // fail
 		p := helperParams(cs, false, tx.Now)
 		p.SimulateWaiting = true // a PIX or boleto waits whatever the e-mail, then expires below
-		if _, err := svc.Payments.Confirm(tx, a, pi.ID, p); err != nil {
+		if _, err := svc.Payments.ConfirmOwned(tx, a, pi.ID, p); err != nil {
 			if e, ok := domain.AsError(err); !ok || !e.KeepChanges {
 				return nil, err
 			}
@@ -641,4 +641,10 @@ func CheckDirectUpdate(tx *db.Tx, scope domain.Scope, piID string, p payments.In
 		return err
 	}
 	return domain.Invalid(param, "This payment intent belongs to checkout session %s, which decides its %s; it cannot be updated here.", cs.ID, param)
+}
+
+// OwnerRules are the checkout session's rules on the intents it makes, for payments.Service.Owner:
+// every interface that confirms, updates or reissues a payment intent goes through them.
+func OwnerRules() payments.OwnerRules {
+	return payments.OwnerRules{DirectConfirm: CheckDirectConfirm, DirectUpdate: CheckDirectUpdate, Reissued: IntentReissued}
 }

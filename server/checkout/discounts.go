@@ -216,7 +216,7 @@ func (svc *Service) setDiscount(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSe
 			}
 			if pi.Amount != cs.TotalAmount {
 				amount := cs.TotalAmount
-				if _, err := svc.Payments.UpdateIntent(tx, a, piID, payments.IntentParams{Amount: &amount}); err != nil {
+				if _, err := svc.Payments.UpdateOwned(tx, a, piID, payments.IntentParams{Amount: &amount}); err != nil {
 					return err
 				}
 			}

@@ -45,6 +45,7 @@ var synopses = []struct{ name, line string }{
 	{"key create", "troco key create --org org_… [--env live|test] [--scopes read,write|admin|platform_admin] [--name N] [--expires-at RFC3339]\n                       the default environment is live: pass --env test for a sandbox key"},
 	{"key revoke", "troco key revoke key_… [--reason R]"},
 	{"key list", "troco key list --org org_…"},
+	{"tokens rotate-key", "troco tokens rotate-key [--data-dir D]   new signing key for /api/v1 access tokens\n                       (the previous one stays valid for the tokens it signed, one hour)"},
 	{"user create", "troco user create --org org_… --email E --role owner|admin|developer|viewer [--base-url U]\n                       add a dashboard user; prints a one-time sign-in link (15 min)"},
 	{"user signin-link", "troco user signin-link user_… [--base-url U]   a new one-time sign-in link for a user"},
 	{"events tail", "troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]\n                       follow new events live, like a log (Ctrl-C to stop)"},
@@ -94,6 +95,7 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 		"key create":         keyCreate, "key revoke": keyRevoke, "key list": keyList,
 		"user create": userCreate, "user signin-link": userSigninLink,
 		"events tail": eventsTail, "processors check": processorsCheck, "dev psp": devPSP,
+		"tokens rotate-key": tokensRotateKey,
 	}
 	if fn, ok := commands[args[0]]; ok {
 		return fn(ctx, env, args[1:])

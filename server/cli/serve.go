@@ -45,14 +45,15 @@ type serveConfig struct {
 	dbSync                         string
 	logFormat                      string
 	// Live customer e-mail (empty smtpURL: none is sent).
-	smtpURL, smtpPasswordFile, smtpFrom   string
-	dkimDomain, dkimSelector, dkimKeyFile string
-	metricsAddr                           string
-	metricsAddrSet                        bool // given explicitly: failing to bind it fails the start
-	backup                                backupSchedule
-	live                                  *liveFlags
-	holidays                              string
-	dunningFinal                          string
+	smtpURL, smtpPasswordFile, smtpFrom    string
+	dkimDomain, dkimSelector, dkimKeyFile  string
+	metricsAddr                            string
+	metricsAddrSet                         bool // given explicitly: failing to bind it fails the start
+	backup                                 backupSchedule
+	live                                   *liveFlags
+	holidays                               string
+	dunningFinal                           string
+	oidcIssuer, oidcAudience, oidcOrgClaim string
 }
 
 // defaultMetricsAddr is where /metrics listens unless --metrics-addr says otherwise.
@@ -76,6 +77,9 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	private := fs.boolean("allow-private-webhooks", false, "allow live webhook endpoints on loopback and private ranges")
 	sync := fs.str("db-sync", "FULL", "SQLite synchronous level: FULL (durable against power loss) or NORMAL")
 	logFormat := fs.str("log-format", "text", "text or json request logs on stderr")
+	oidcIssuer := fs.str("oidc-issuer", "", "external OpenID Connect issuer URL whose JWTs authenticate /api/v1 (discovery + JWKS)")
+	oidcAudience := fs.str("oidc-audience", "", "audience (aud) the --oidc-issuer tokens must carry")
+	oidcOrgClaim := fs.str("oidc-org-claim", "org", "claim of --oidc-issuer tokens that names the organization")
 	smtpURL := fs.str("smtp-url", "", "live customer e-mail: smtp://user@host:587 (STARTTLS) or smtps://user@host:465 (implicit TLS); test mode never sends")
 	smtpPass := fs.str("smtp-password-file", "", "file holding the SMTP password (preferred to a password in --smtp-url)")
 	smtpFrom := fs.str("smtp-from", "", "sender address of customer e-mail, e.g. recibos@loja.com.br")
@@ -112,8 +116,12 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	*c = serveConfig{metricsAddr: c.metricsAddr, metricsAddrSet: c.metricsAddrSet, backup: c.backup, addr: *addr, dbPath: *dbPath, dataDir: *dataDir, baseURL: strings.TrimRight(*baseURL, "/"), tlsCert: *tlsCert, tlsKey: *tlsKey,
 		autocert: *auto, httpAddr: *httpAddr, sandboxKey: *sandboxKey, simDelay: *simDelay, allowTimeTravel: *timeTravel,
 		rateLimit: strings.ToLower(*rate), allowPrivateWebhooks: *private, dbSync: strings.ToUpper(*sync), logFormat: *logFormat, live: live, holidays: *holidays,
+		oidcIssuer: strings.TrimSpace(*oidcIssuer), oidcAudience: *oidcAudience, oidcOrgClaim: *oidcOrgClaim,
 		smtpURL: *smtpURL, smtpPasswordFile: *smtpPass, smtpFrom: *smtpFrom, dkimDomain: *dkimDomain, dkimSelector: *dkimSelector, dkimKeyFile: *dkimKey,
 		dunningFinal: strings.ToLower(*dunning)}
+	if c.oidcIssuer != "" && (c.oidcAudience == "" || !strings.HasPrefix(c.oidcIssuer, "https://")) {
+		return nil, errors.New("--oidc-issuer must be an https:// URL and needs --oidc-audience")
+	}
 	if c.dunningFinal != "canceled" && c.dunningFinal != "unpaid" {
 		return nil, errors.New("--dunning-final must be canceled or unpaid")
 	}
@@ -347,7 +355,8 @@ func serve(ctx context.Context, env Env, args []string) error {
 	dispatcher := webhooks.New(webhooks.Options{DB: store, Clock: clk, Secrets: keyring, Logger: log, AllowPrivate: cfg.allowPrivateWebhooks, OnAttempt: m.WebhookAttempt})
 	srvCfg := server.Config{DB: store, Clock: clk, Logger: log, Jobs: runner, Secrets: keyring, BaseURL: cfg.baseURL,
 		AllowTimeTravel: cfg.allowTimeTravel, RateLimit: cfg.rateLimit == "on", SimDelay: cfg.simDelay, AllowPrivateWebhooks: cfg.allowPrivateWebhooks,
-		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, DunningFinal: domain.DunningFinal(cfg.dunningFinal), SMTP: smtpSender, Metrics: m}
+		FilesDir: filesDir, PixWebhookCA: liveSetup.webhookCA, Calendar: cal, DunningFinal: domain.DunningFinal(cfg.dunningFinal), SMTP: smtpSender, Metrics: m,
+		OIDCIssuer: cfg.oidcIssuer, OIDCAudience: cfg.oidcAudience, OIDCOrgClaim: cfg.oidcOrgClaim}
 	if liveSetup.router != nil {
 		srvCfg.Live = liveSetup.router
 	}

@@ -44,6 +44,7 @@ func newTriggerKit(dataDir, base string, simDelay time.Duration) (*triggerKit, e
 		keyring = k
 	}
 	pay := payments.New(base, simDelay, keyring.DeriveKey("card fingerprint"))
+	pay.Owner = checkout.OwnerRules()
 	co := &checkout.Service{Payments: pay}
 	pay.AfterSettle = func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
 		if err := co.IntentSettled(tx, a, pi); err != nil {

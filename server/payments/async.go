@@ -427,7 +427,7 @@ func (s *Service) simulateAttempt(tx *db.Tx, a domain.Actor, pi *domain.PaymentI
 		}
 		p.CustomerEmail = &email
 	}
-	out, err := s.Confirm(tx, a, pi.ID, p)
+	out, err := s.confirm(tx, a, pi.ID, p)
 	if e, ok := domain.AsError(err); ok && e.KeepChanges {
 		return out, nil // the decline is the simulated outcome
 	}
@@ -533,7 +533,16 @@ type RegenerateParams struct {
 // that still waits (the pending charge keeps its id and gets the new boleto; charge.updated and
 // payment_intent.updated) or whose last boleto expired (a new pending attempt, as a confirmation
 // with the same buyer data would make). Other states are 409.
+// The intent's owner (Owner.Reissued) then follows the new boleto in the same transaction.
 func (s *Service) RegenerateBoleto(tx *db.Tx, a domain.Actor, id string, p RegenerateParams) (*domain.PaymentIntent, error) {
+	pi, err := s.regenerateBoleto(tx, a, id, p)
+	if err != nil || s.Owner.Reissued == nil {
+		return pi, err
+	}
+	return pi, s.Owner.Reissued(tx, a, pi)
+}
+
+func (s *Service) regenerateBoleto(tx *db.Tx, a domain.Actor, id string, p RegenerateParams) (*domain.PaymentIntent, error) {
 	pi, err := s.GetIntent(tx, a.Scope, id)
 	if err != nil {
 		return nil, err
@@ -549,7 +558,7 @@ func (s *Service) RegenerateBoleto(tx *db.Tx, a domain.Actor, id string, p Regen
 		return nil, err
 	}
 	if expired {
-		return s.Confirm(tx, a, id, ConfirmParams{PaymentMethodType: domain.MethodBoleto, BoletoDueDate: strPtr(due.String()), Origin: p.Origin,
+		return s.confirm(tx, a, id, ConfirmParams{PaymentMethodType: domain.MethodBoleto, BoletoDueDate: strPtr(due.String()), Origin: p.Origin,
 			CustomerEmail: pi.Buyer.Email, CustomerName: pi.Buyer.Name, CustomerDocument: pi.Buyer.Document, CustomerPhone: pi.Buyer.Phone, BillingAddress: pi.Buyer.Address})
 	}
 	org, err := tx.FindOrganizationByID(a.OrgID)

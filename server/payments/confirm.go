@@ -146,7 +146,24 @@ type confirmation struct {
 // payment_intent.payment_failed) and answered 402 with the intent: the returned *domain.Error has
 // KeepChanges so the recording commits. In live mode the organization must be active
 // (organization_not_activated otherwise) and a processor configured (processor_unavailable).
+//
+// An intent another domain owns (a checkout session's) is refused here: its owner confirms it
+// through ConfirmOwned.
 func (s *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams) (*domain.PaymentIntent, error) {
+	if s.Owner.DirectConfirm != nil {
+		if err := s.Owner.DirectConfirm(tx, a.Scope, id); err != nil {
+			return nil, err
+		}
+	}
+	return s.confirm(tx, a, id, p)
+}
+
+// ConfirmOwned is Confirm for the domain that owns the intent (checkout sessions, test helpers).
+func (s *Service) ConfirmOwned(tx *db.Tx, a domain.Actor, id string, p ConfirmParams) (*domain.PaymentIntent, error) {
+	return s.confirm(tx, a, id, p)
+}
+
+func (s *Service) confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams) (*domain.PaymentIntent, error) {
 	pi, err := s.GetIntent(tx, a.Scope, id)
 	if err != nil {
 		return nil, err

@@ -173,7 +173,24 @@ func (s *Service) GetIntent(tx *db.Tx, sc domain.Scope, id string) (*domain.Paym
 
 // UpdateIntent changes an intent: description and metadata at any time but after cancellation,
 // amounts, customer and options only while it waits for a payment method.
+//
+// On an intent another domain owns, the fields that owner decides are refused (Owner.DirectUpdate);
+// the owner itself updates through UpdateOwned.
 func (s *Service) UpdateIntent(tx *db.Tx, a domain.Actor, id string, p IntentParams) (*domain.PaymentIntent, error) {
+	if s.Owner.DirectUpdate != nil {
+		if err := s.Owner.DirectUpdate(tx, a.Scope, id, p); err != nil {
+			return nil, err
+		}
+	}
+	return s.updateIntent(tx, a, id, p)
+}
+
+// UpdateOwned is UpdateIntent for the domain that owns the intent.
+func (s *Service) UpdateOwned(tx *db.Tx, a domain.Actor, id string, p IntentParams) (*domain.PaymentIntent, error) {
+	return s.updateIntent(tx, a, id, p)
+}
+
+func (s *Service) updateIntent(tx *db.Tx, a domain.Actor, id string, p IntentParams) (*domain.PaymentIntent, error) {
 	pi, err := s.GetIntent(tx, a.Scope, id)
 	if err != nil {
 		return nil, err

@@ -62,6 +62,21 @@ type Service struct {
 	// captured or canceled, so checkout sessions can move their payment_status and emit their
 	// async payment events.
 	AfterSettle func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error
+	// Owner, when set, holds the rules of the domain that made an intent (a checkout session's
+	// intent is paid through its session). Confirm, UpdateIntent and RegenerateBoleto consult it,
+	// so no interface (/v1, /api/v1, hosted pages, CLI) can bypass them; the owning domain itself
+	// uses ConfirmOwned and UpdateOwned.
+	Owner OwnerRules
+}
+
+// OwnerRules are the hooks of the domains that own intents, on intents they made. Each func may be nil.
+type OwnerRules struct {
+	// DirectConfirm refuses (with a *domain.Error) a confirmation of an owned intent.
+	DirectConfirm func(tx *db.Tx, scope domain.Scope, piID string) error
+	// DirectUpdate refuses updates of an owned intent's fields the owner decides.
+	DirectUpdate func(tx *db.Tx, scope domain.Scope, piID string, p IntentParams) error
+	// Reissued runs after a boleto was regenerated, in the same transaction.
+	Reissued func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error
 }
 
 // New returns a Service with the sandbox simulator and no live processor.

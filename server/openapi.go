@@ -1,0 +1,233 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/yaml"
+
+	"troco/docs"
+)
+
+// apiV1Op is one /api/v1 operation as routes registered it; the /api/v1 OpenAPI document is
+// generated from these, so it lists exactly the routes the server answers.
+type apiV1Op struct {
+	method, path string
+	need         string
+}
+
+// openAPIDocs are the two documents, built once.
+type openAPIDocs struct {
+	once     sync.Once
+	v1, api  []byte
+	buildErr error
+}
+
+// v1Twin names the /v1 path whose request body an /api/v1 path takes.
+var v1Twin = map[string]string{
+	"/api/v1/checkouts": "/v1/checkout-sessions", "/api/v1/checkout-links": "/v1/payment-links", "/api/v1/products": "/v1/products",
+	"/api/v1/customers": "/v1/customers", "/api/v1/discounts": "/v1/coupons", "/api/v1/webhooks": "/v1/webhook-endpoints",
+}
+
+func (s *Server) buildOpenAPI() {
+	d := &s.openapi
+	d.once.Do(func() {
+		js, err := yaml.YAMLToJSON(docs.OpenAPIV1)
+		if err != nil {
+			d.buildErr = err
+			return
+		}
+		d.v1 = js
+		var v1 map[string]any
+		if err := json.Unmarshal(js, &v1); err != nil {
+			d.buildErr = err
+			return
+		}
+		d.api, d.buildErr = json.Marshal(apiV1Document(v1, s.apiV1Ops))
+	})
+}
+
+func (s *Server) handleOpenAPI(v1 bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.buildOpenAPI()
+		if s.openapi.buildErr != nil {
+			s.writeError(w, r, s.openapi.buildErr)
+			return
+		}
+		body := s.openapi.api
+		if v1 {
+			body = s.openapi.v1
+		}
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		writeRaw(w, http.StatusOK, body)
+	})
+}
+
+// apiV1Document generates the /api/v1 OpenAPI 3.1 document: a path per registered operation,
+// request bodies of the /v1 twin (the same operation), the page-numbered list shape, 201/204,
+// the checkout shape from checkoutV2, and the /v1 document's components.
+func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
+	v1Paths, _ := v1["paths"].(map[string]any)
+	comps, _ := v1["components"].(map[string]any)
+	schemas, _ := comps["schemas"].(map[string]any)
+	schemas["Checkout"] = schemaOf(reflect.TypeFor[checkoutV2]())
+	schemas["Checkout"].(map[string]any)["properties"].(map[string]any)["status"] = map[string]any{"type": "string", "enum": []string{"open", "confirmed", "succeeded", "expired", "failed"}}
+	schemas["Pagination"] = schemaOf(reflect.TypeFor[pagination]())
+	schemas["ApiObject"] = map[string]any{"type": "object", "description": "The object of the /v1 twin operation, with currency codes upper case (BRL).",
+		"required": []string{"id", "object"}, "properties": map[string]any{"id": map[string]any{"type": "string"}, "object": map[string]any{"type": "string"}}}
+	errs := map[string]any{}
+	for code, name := range map[string]string{"400": "BadRequest", "401": "Unauthorized", "403": "Forbidden", "404": "NotFound", "409": "Conflict", "429": "RateLimited", "500": "ServerError"} {
+		errs[code] = map[string]any{"$ref": "#/components/responses/" + name}
+	}
+	paths := map[string]any{}
+	for _, op := range ops {
+		p := strings.ReplaceAll(op.path, ":id", "{id}")
+		item, _ := paths[p].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[p] = item
+			if strings.Contains(p, "{id}") {
+				item["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}}
+			}
+		}
+		obj := map[string]any{"$ref": "#/components/schemas/ApiObject"}
+		if strings.HasPrefix(p, "/api/v1/checkouts") {
+			obj = map[string]any{"$ref": "#/components/schemas/Checkout"}
+		}
+		responses := map[string]any{}
+		for k, v := range errs {
+			responses[k] = v
+		}
+		o := map[string]any{"operationId": operationID(op), "summary": op.method + " " + p + " (scope " + op.need + ")", "responses": responses}
+		isItem := strings.HasSuffix(p, "{id}")
+		switch {
+		case op.method == "GET" && p == "/api/v1/metrics":
+			o["parameters"] = []any{
+				map[string]any{"name": "start", "in": "query", "required": true, "schema": map[string]any{"type": "string", "format": "date-time"}},
+				map[string]any{"name": "end", "in": "query", "required": true, "schema": map[string]any{"type": "string", "format": "date-time"}},
+				map[string]any{"name": "interval", "in": "query", "schema": map[string]any{"type": "string", "enum": []string{"day", "week", "month"}}},
+			}
+			responses["200"] = jsonResponse("Ledger sums per interval.", map[string]any{"type": "object"})
+		case op.method == "GET" && !isItem:
+			o["parameters"] = []any{
+				map[string]any{"name": "page", "in": "query", "schema": map[string]any{"type": "integer", "minimum": 1}},
+				map[string]any{"name": "limit", "in": "query", "schema": map[string]any{"type": "integer", "minimum": 1, "maximum": 100}},
+			}
+			responses["200"] = jsonResponse("A page.", map[string]any{"type": "object", "required": []string{"data", "pagination"}, "properties": map[string]any{
+				"data": map[string]any{"type": "array", "items": obj}, "pagination": map[string]any{"$ref": "#/components/schemas/Pagination"}}})
+		case op.method == "GET":
+			responses["200"] = jsonResponse("The object.", obj)
+		case op.method == "DELETE":
+			responses["204"] = map[string]any{"description": "Deleted."}
+			delete(responses, "409")
+		case op.method == "POST":
+			o["parameters"] = []any{map[string]any{"name": "Idempotency-Key", "in": "header", "schema": map[string]any{"type": "string", "maxLength": 255}}}
+			twin := v1Twin[strings.TrimSuffix(strings.TrimSuffix(p, "/{id}"), "/{id}/expire")]
+			if strings.HasSuffix(p, "/refund") {
+				o["requestBody"] = map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "additionalProperties": false,
+					"properties": map[string]any{"amount": map[string]any{"type": "integer", "minimum": 1}, "reason": map[string]any{"type": "string", "enum": []string{"duplicate", "fraudulent", "requested_by_customer"}},
+						"metadata": map[string]any{"$ref": "#/components/schemas/Metadata"}}}}}}
+				responses["201"] = jsonResponse("The refund.", obj)
+			} else if strings.HasSuffix(p, "/expire") {
+				responses["200"] = jsonResponse("The expired checkout.", obj)
+			} else {
+				twinPath := twin
+				if isItem {
+					twinPath += "/{id}"
+				}
+				if t, ok := v1Paths[twinPath].(map[string]any); ok {
+					if post, ok := t["post"].(map[string]any); ok {
+						o["requestBody"] = post["requestBody"]
+					}
+				}
+				if isItem {
+					responses["200"] = jsonResponse("The updated object.", obj)
+				} else {
+					responses["201"] = jsonResponse("Created; Location names it.", obj)
+				}
+			}
+		}
+		item[strings.ToLower(op.method)] = o
+	}
+	paths["/api/v1/oauth/token"] = map[string]any{"post": map[string]any{"operationId": "oauthToken", "security": []any{},
+		"summary": "OAuth 2.0 client credentials: an access token (JWT, one hour) for an API key",
+		"requestBody": map[string]any{"required": true, "content": map[string]any{"application/x-www-form-urlencoded": map[string]any{"schema": map[string]any{
+			"type": "object", "required": []string{"grant_type", "client_id", "client_secret"}, "properties": map[string]any{
+				"grant_type": map[string]any{"const": "client_credentials"}, "client_id": map[string]any{"type": "string"},
+				"client_secret": map[string]any{"type": "string"}, "scope": map[string]any{"type": "string"}}}}}},
+		"responses": map[string]any{"200": jsonResponse("The token.", map[string]any{"type": "object", "required": []string{"access_token", "token_type", "expires_in", "scope"},
+			"properties": map[string]any{"access_token": map[string]any{"type": "string"}, "token_type": map[string]any{"const": "Bearer"},
+				"expires_in": map[string]any{"type": "integer"}, "scope": map[string]any{"type": "string"}}}),
+			"400": map[string]any{"description": "RFC 6749 error (invalid_request, unsupported_grant_type, invalid_scope)."},
+			"401": map[string]any{"description": "invalid_client."}}}}
+	info := map[string]any{"title": "troco Core API (/api/v1)", "version": "v1",
+		"description": "The second interface of troco: the same operations as /v1, page-numbered lists (page, limit 1-100), 201 with Location on creation, 204 on deletion, the /v1 error envelope, Idempotency-Key on every POST. Authenticate with an access token (POST /api/v1/oauth/token), a token of the configured OpenID Connect issuer, or an organization API key. 100 requests per minute per token in test mode, 1,000 in live mode (RateLimit-* headers)."}
+	return map[string]any{"openapi": "3.1.0", "info": info, "servers": v1["servers"], "security": []any{map[string]any{"bearerAuth": []any{}}},
+		"paths": paths, "components": map[string]any{"schemas": schemas, "responses": comps["responses"], "headers": comps["headers"],
+			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT or API key"}}}}
+}
+
+func jsonResponse(desc string, schema any) map[string]any {
+	return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": schema}}}
+}
+
+func operationID(op apiV1Op) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(op.method))
+	for _, part := range strings.Split(strings.TrimPrefix(op.path, "/api/v1/"), "/") {
+		if part == ":id" {
+			part = "ById"
+		}
+		for _, w := range strings.Split(part, "-") {
+			if w != "" {
+				b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+			}
+		}
+	}
+	return b.String()
+}
+
+// schemaOf describes a response struct from its json tags: every field required (troco always
+// sends them; pointers may be null).
+func schemaOf(t reflect.Type) map[string]any {
+	props := map[string]any{}
+	var req []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		req = append(req, name)
+		ft := f.Type
+		nullable := ft.Kind() == reflect.Pointer
+		if nullable {
+			ft = ft.Elem()
+		}
+		var typ string
+		switch {
+		case ft.Kind() == reflect.Int64 || ft.Kind() == reflect.Int:
+			typ = "integer"
+		case ft.Kind() == reflect.Bool:
+			typ = "boolean"
+		case ft.Kind() == reflect.Map:
+			typ = "object"
+		default:
+			typ = "string"
+		}
+		if strings.HasSuffix(name, "_at") {
+			nullable = true // a time is null when unset
+		}
+		var p map[string]any
+		if nullable {
+			p = map[string]any{"type": []string{typ, "null"}}
+		} else {
+			p = map[string]any{"type": typ}
+		}
+		props[name] = p
+	}
+	return map[string]any{"type": "object", "required": req, "properties": props}
+}
