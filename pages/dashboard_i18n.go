@@ -37,7 +37,8 @@ var ptBR = map[string]string{
 	"Resend to every endpoint":  "Reenviar para todos os endpoints",
 	"Disputes":                  "Disputas", "Reason": "Motivo",
 	"Add a person": "Adicionar pessoa", "One-time sign-in link for": "Link de acesso único para",
-	"The form expired; sign in again.": "O formulário expirou; entre novamente.",
+	"The form expired; sign in again.":      "O formulário expirou; entre novamente.",
+	"Unknown status %q. Choose one of: %s.": "Status desconhecido %q. Escolha um destes: %s.",
 }
 
 // T translates an English interface string into lang (pt-BR by default); unknown strings stay English.

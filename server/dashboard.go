@@ -24,6 +24,9 @@ type dashReq struct {
 	d     *pages.Dash
 	scope domain.Scope
 	rest  []string // path segments after /dashboard/{env}
+	// status is the HTTP status of the page, when not 200 (400 for a list filter with a value
+	// the API would refuse).
+	status int
 }
 
 func (q *dashReq) T(s string) string { return q.d.T(s) }
@@ -239,7 +242,11 @@ func (s *Server) dashRoute(q *dashReq, post bool) {
 	if p == nil {
 		return // redirected
 	}
-	s.renderDash(q.w, q.r, http.StatusOK, pages.DashPage(q.d, p))
+	status := http.StatusOK
+	if q.status != 0 {
+		status = q.status
+	}
+	s.renderDash(q.w, q.r, status, pages.DashPage(q.d, p))
 }
 
 type dashNotFoundError struct{}
@@ -455,10 +462,10 @@ func (s *Server) dashPayments(q *dashReq) (*pages.Page, error) {
 		opts = append(opts, option(st, st, status))
 		valid = valid || st == status
 	}
-	if !valid {
-		status = ""
-	}
 	f.Inputs = []pages.Input{{Name: "status", Label: q.T("Status"), Kind: "select", Options: opts}, {Name: "customer", Label: q.T("Customer") + " (cus_…)", Kind: "text", Value: customer}}
+	if !valid {
+		return q.badStatus(q.T("Payments"), f, status, paymentStatuses), nil
+	}
 	var list []*domain.PaymentIntent
 	var more bool
 	err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {
@@ -564,22 +571,37 @@ func (s *Server) dashCustomer(q *dashReq, id string) (*pages.Page, error) {
 
 // ---- checkout sessions, invoices, subscriptions ----
 
-func statusFilter(q *dashReq, statuses []string) (string, *pages.Form) {
-	status := q.r.URL.Query().Get("status")
+// statusFilter reads the list's status filter. An unknown status is not ignored (that would
+// list everything under a filter the user believes applied): bad is then the page that says so,
+// answered 400 like the API's list.
+func statusFilter(q *dashReq, title string, statuses []string) (status string, f *pages.Form, bad *pages.Page) {
+	status = q.r.URL.Query().Get("status")
 	opts := []pages.Option{option("", "—", status)}
 	valid := status == ""
 	for _, st := range statuses {
 		opts = append(opts, option(st, st, status))
 		valid = valid || st == status
 	}
+	f = &pages.Form{Method: "get", Action: q.r.URL.Path, TestID: "status-filter", Submit: q.T("Filter"), Inputs: []pages.Input{{Name: "status", Label: q.T("Status"), Kind: "select", Options: opts}}}
 	if !valid {
-		status = ""
+		bad = q.badStatus(title, f, status, statuses)
 	}
-	return status, &pages.Form{Method: "get", Action: q.r.URL.Path, TestID: "status-filter", Submit: q.T("Filter"), Inputs: []pages.Input{{Name: "status", Label: q.T("Status"), Kind: "select", Options: opts}}}
+	return status, f, bad
+}
+
+// badStatus is a list page refusing an unknown status filter: the message names the value and
+// the statuses there are, the filter form stays to choose one, and nothing is listed.
+func (q *dashReq) badStatus(title string, f *pages.Form, status string, statuses []string) *pages.Page {
+	q.status = http.StatusBadRequest
+	return &pages.Page{Title: title, Error: fmt.Sprintf(q.T("Unknown status %q. Choose one of: %s."), status, strings.Join(statuses, ", ")),
+		Sections: []pages.Section{{Form: f}}}
 }
 
 func (s *Server) dashCheckoutSessions(q *dashReq) (*pages.Page, error) {
-	status, f := statusFilter(q, []string{"open", "complete", "expired"})
+	status, f, bad := statusFilter(q, q.T("Checkout sessions"), []string{"open", "complete", "expired"})
+	if bad != nil {
+		return bad, nil
+	}
 	var list []*domain.CheckoutSession
 	var more bool
 	err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {
@@ -601,7 +623,10 @@ func (s *Server) dashCheckoutSessions(q *dashReq) (*pages.Page, error) {
 }
 
 func (s *Server) dashInvoices(q *dashReq) (*pages.Page, error) {
-	status, f := statusFilter(q, []string{"draft", "open", "paid", "void", "uncollectible"})
+	status, f, bad := statusFilter(q, q.T("Invoices"), []string{"draft", "open", "paid", "void", "uncollectible"})
+	if bad != nil {
+		return bad, nil
+	}
 	var list []*domain.Invoice
 	var more bool
 	err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {
@@ -623,7 +648,10 @@ func (s *Server) dashInvoices(q *dashReq) (*pages.Page, error) {
 }
 
 func (s *Server) dashSubscriptions(q *dashReq) (*pages.Page, error) {
-	status, f := statusFilter(q, []string{"incomplete", "incomplete_expired", "trialing", "active", "past_due", "canceled", "unpaid", "paused"})
+	status, f, bad := statusFilter(q, q.T("Subscriptions"), []string{"incomplete", "incomplete_expired", "trialing", "active", "past_due", "canceled", "unpaid", "paused"})
+	if bad != nil {
+		return bad, nil
+	}
 	var list []*domain.Subscription
 	var more bool
 	err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {
@@ -645,8 +673,11 @@ func (s *Server) dashSubscriptions(q *dashReq) (*pages.Page, error) {
 }
 
 func (s *Server) dashDisputes(q *dashReq) (*pages.Page, error) {
-	status, f := statusFilter(q, []string{domain.DisputeWarningNeedsResponse, domain.DisputeWarningUnderReview, domain.DisputeWarningClosed,
+	status, f, bad := statusFilter(q, q.T("Disputes"), []string{domain.DisputeWarningNeedsResponse, domain.DisputeWarningUnderReview, domain.DisputeWarningClosed,
 		domain.DisputeNeedsResponse, domain.DisputeUnderReview, domain.DisputeWon, domain.DisputeLost})
+	if bad != nil {
+		return bad, nil
+	}
 	var list []*domain.Dispute
 	var more bool
 	err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {

@@ -117,7 +117,7 @@ func TestDashboardHomeChartListsAndPaging(t *testing.T) {
 	is.Equal(st, http.StatusNotFound)
 
 	for _, p := range []string{"/dashboard/test/checkout-sessions", "/dashboard/test/invoices", "/dashboard/test/subscriptions", "/dashboard/test/events",
-		"/dashboard/test/webhooks", "/dashboard/test/settings", "/dashboard/live", "/dashboard/test/payments?status=succeeded", "/dashboard/test/payments?status=bogus"} {
+		"/dashboard/test/webhooks", "/dashboard/test/settings", "/dashboard/live", "/dashboard/test/payments?status=succeeded"} {
 		st, _, _ := b.get(p)
 		is.Equal(st, http.StatusOK)
 	}
@@ -258,4 +258,42 @@ func TestDashboardHomeChartCountsCardPayments(t *testing.T) {
 	is.True(alt.MatchString(body))                             // one bar per method, the card payment in it
 	is.True(!strings.Contains(body, "; card:"))                // no second, empty card bar
 	is.True(!strings.Contains(body, "card: R$ 0,00 (0); pix")) // nor first
+}
+
+// TestDashboardListUnknownStatusFilter: a list page's status filter with a value that is not one
+// of the list's statuses is refused with a message (400, like the API's list), never answered
+// with the unfiltered list; the message names the value and the statuses there are, escaped.
+func TestDashboardListUnknownStatusFilter(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pi := e.payIntent(e.Test, 1000, map[string]any{"customer": cus})
+	inv := e.invCreate(map[string]any{"customer": cus, "lines": []any{map[string]any{"amount": 5000, "description": "Consultoria"}}})
+	b := e.signedIn(e.Org.ID, "viewer@example.com", domain.RoleViewer)
+	for _, c := range []struct{ list, valid, known, row string }{
+		{"payments", "requires_payment_method", "succeeded", pi.Str("id")},
+		{"checkout-sessions", "open", "expired", ""},
+		{"invoices", "draft", "uncollectible", inv.Str("id")},
+		{"subscriptions", "active", "past_due", ""},
+		{"disputes", "won", "needs_response", ""},
+	} {
+		st, body, _ := b.get("/dashboard/test/" + c.list + "?status=" + c.valid)
+		is.Equal(st, http.StatusOK) // a known status filters
+		is.True(!strings.Contains(body, `role="alert"`))
+		if c.row != "" {
+			is.True(strings.Contains(body, c.row)) // the matching object is listed
+		}
+		st, body, _ = b.get("/dashboard/test/" + c.list + "?status=bogus")
+		is.Equal(st, http.StatusBadRequest)                                                                                                       // refused, like the API
+		is.True(strings.Contains(body, `role="alert"`))                                                                                           // an error message
+		is.True(strings.Contains(body, "Status desconhecido &#34;bogus&#34;") || strings.Contains(body, "Status desconhecido &quot;bogus&quot;")) // naming the value
+		is.True(strings.Contains(body, c.known))                                                                                                  // and the statuses there are
+		is.True(strings.Contains(body, `data-testid="status-filter"`) || strings.Contains(body, `data-testid="payments-filter"`))                 // the filter stays
+		if c.row != "" {
+			is.True(!strings.Contains(body, c.row)) // nothing listed under a filter that does not exist
+		}
+		st, body, _ = b.get("/dashboard/test/" + c.list + "?status=%3Cscript%3Ex")
+		is.Equal(st, http.StatusBadRequest)
+		is.True(!strings.Contains(body, "<script>x")) // the value is escaped
+	}
 }

@@ -148,7 +148,8 @@ func (svc *Service) Apply(tx *db.Tx, s domain.Scope, id string) error {
 type cardCollector struct{ svc *Service }
 
 func (c cardCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscription, inv *domain.Invoice) (Outcome, error) {
-	paid, err := c.svc.Invoices.Pay(tx, a, inv.ID, invoices.PayParams{PaymentMethod: sub.DefaultPaymentMethod})
+	onDecline := func(inv *domain.Invoice) { scheduleRetry(sub, inv, nil) }
+	paid, err := c.svc.Invoices.Pay(tx, a, inv.ID, invoices.PayParams{PaymentMethod: sub.DefaultPaymentMethod, OnDecline: onDecline})
 	if p := payments.PendingOf(err); p != nil {
 		c.svc.pending = append(c.svc.pending, PendingCall{scope: a.Scope, sub: sub.ID, p: p})
 		return Waiting, nil
@@ -173,6 +174,7 @@ func (c cardCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscripti
 	}
 	before := *fresh
 	fresh.AttemptCount++
+	scheduleRetry(sub, fresh, nil)
 	if err := tx.UpdateInvoice(a.Scope, fresh); err != nil {
 		return Failed, err
 	}

@@ -155,29 +155,15 @@ func (svc *Service) attemptFailed(tx *db.Tx, a domain.Actor, subID, invID string
 	if err := tx.MarkInvoiceInArrears(a.Scope, inv.ID, tx.Now.Unix()); err != nil {
 		return err
 	}
-	retry := inv.AttemptCount - 1 // retries done so far
 	ev := domain.SubPaymentFailed
 	before := *inv
-	// Counted from the renewal instant (the period's start) for a renewal invoice, else from
-	// the first attempt.
-	first := inv.StatusTransitions.FinalizedAt.Time
-	if inv.BillingReason == domain.BillingSubscriptionCycle && !inv.PeriodStart.IsZero() {
-		first = inv.PeriodStart.Time
-	}
-	c, err := svc.collectorOf(tx, a.Scope, sub)
-	if err != nil {
+	var rs RetryScheduler // the collector's own retry days (Pix Automático: business days)
+	if c, err := svc.collectorOf(tx, a.Scope, sub); err != nil {
 		return err
+	} else if s, ok := c.(RetryScheduler); ok {
+		rs = s
 	}
-	var at time.Time
-	if rs, ok := c.(RetryScheduler); ok {
-		at = rs.RetryAt(first, retry)
-	} else if retry < len(domain.DunningRetryDays) {
-		at = first.Add(time.Duration(domain.DunningRetryDays[retry]) * 24 * time.Hour)
-	}
-	if !at.IsZero() {
-		inv.NextPaymentAttempt = domain.At(at)
-	} else {
-		inv.NextPaymentAttempt = domain.Time{}
+	if !scheduleRetry(sub, inv, rs) {
 		ev = domain.SubRetriesExhausted
 	}
 	if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
@@ -199,6 +185,35 @@ func (svc *Service) attemptFailed(tx *db.Tx, a domain.Actor, subID, invID string
 		return svc.end(tx, a, sub, tx.Now, CancelParams{})
 	}
 	return setStatus(tx, a, sub, next)
+}
+
+// scheduleRetry sets the next_payment_attempt of a subscription's invoice whose attempt
+// (counted in attempt_count) was declined: the next retry, counted from the renewal instant (the
+// period's start) for a renewal invoice, else from the first attempt, on the dunning days or on
+// rs's days when the collector has its own (nil: the dunning days); none when the retries are
+// exhausted (it then reports false). A subscription that is incomplete or ended is not retried
+// and its invoice is left alone.
+func scheduleRetry(sub *domain.Subscription, inv *domain.Invoice, rs RetryScheduler) bool {
+	if sub.Status == domain.SubscriptionIncomplete || domain.SubscriptionFinal(sub.Status) {
+		return true
+	}
+	retry := inv.AttemptCount - 1 // retries done so far
+	first := inv.StatusTransitions.FinalizedAt.Time
+	if inv.BillingReason == domain.BillingSubscriptionCycle && !inv.PeriodStart.IsZero() {
+		first = inv.PeriodStart.Time
+	}
+	var at time.Time
+	if rs != nil {
+		at = rs.RetryAt(first, retry)
+	} else if retry < len(domain.DunningRetryDays) {
+		at = first.Add(time.Duration(domain.DunningRetryDays[retry]) * 24 * time.Hour)
+	}
+	if at.IsZero() {
+		inv.NextPaymentAttempt = domain.Time{}
+		return false
+	}
+	inv.NextPaymentAttempt = domain.At(at)
+	return true
 }
 
 // setStatus changes a subscription's status and emits customer.subscription.updated.

@@ -134,8 +134,10 @@ func Build(in Input) (Content, error) {
 				c.Facts = append(c.Facts, Fact{t(l, "due"), due})
 			}
 		case domain.EmailInvoiceUpcoming:
+			// The preview of a renewal invoice covers the coming period: it starts at the
+			// renewal instant; its period_end is the end of the next period, a month too late.
 			on := ""
-			if at, ok := instant(inv, "next_payment_attempt", "period_end", "due_date", "created_at"); ok {
+			if at, ok := instant(inv, "next_payment_attempt", "period_start", "due_date", "created_at"); ok {
 				on = FormatDay(l, at, in.Zone)
 			}
 			c.Subject = t(l, "upcoming_subject", org, on)

@@ -68,6 +68,10 @@ type PayParams struct {
 	PaymentMethod *string `json:"payment_method"`
 	// PaidOutOfBand records a payment made outside troco (a bank transfer): no charge.
 	PaidOutOfBand *bool `json:"paid_out_of_band"`
+	// OnDecline, when set, is called with the invoice of a declined attempt (attempt_count
+	// already counts it) before invoice.payment_failed is emitted: recurring billing sets the
+	// next retry there, so the event (and the customer's e-mail) shows next_payment_attempt.
+	OnDecline func(inv *domain.Invoice) `json:"-"`
 }
 
 // Pay collects an invoice: a draft is finalized first; an open or uncollectible invoice is
@@ -163,6 +167,9 @@ func (svc *Service) Pay(tx *db.Tx, a domain.Actor, id string, p PayParams) (*dom
 		}
 		if err := tx.SetChargesInvoice(a.Scope, pi.ID, inv.ID); err != nil {
 			return nil, err
+		}
+		if p.OnDecline != nil {
+			p.OnDecline(inv)
 		}
 		if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
 			return nil, err
