@@ -85,21 +85,9 @@ func page[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(s
 		order = "ASC"
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY seq %s LIMIT %d", cols, table, strings.Join(f.where, " AND "), order, p.Limit+1)
-	rows, err := tx.query(q, f.args...)
+	out, err := scanRows(tx, table, q, f.args, scan)
 	if err != nil {
-		return nil, false, translate(err, "list "+table)
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, false, translate(err, "scan "+table)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, translate(err, "list "+table)
+		return nil, false, err
 	}
 	more := len(out) > p.Limit
 	if more {
@@ -128,23 +116,33 @@ func numberedPage[T any](tx *Tx, table, cols string, f filter, p ListParams, sca
 	if offset >= total {
 		return nil, false, nil
 	}
-	rows, err := tx.query(fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY seq DESC LIMIT %d OFFSET %d", cols, table, where, p.Limit, offset), f.args...)
+	out, err := scanRows(tx, table, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY seq DESC LIMIT %d OFFSET %d", cols, table, where, p.Limit, offset), f.args, scan)
 	if err != nil {
-		return nil, false, translate(err, "list "+table)
+		return nil, false, err
+	}
+	return out, offset+int64(len(out)) < total, nil
+}
+
+// scanRows runs the list query q on table and scans every row (the one loop of both kinds of
+// page).
+func scanRows[T any](tx *Tx, table, q string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+	rows, err := tx.query(q, args...)
+	if err != nil {
+		return nil, translate(err, "list "+table)
 	}
 	defer rows.Close()
 	var out []T
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
-			return nil, false, translate(err, "scan "+table)
+			return nil, translate(err, "scan "+table)
 		}
 		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, translate(err, "list "+table)
+		return nil, translate(err, "list "+table)
 	}
-	return out, offset+int64(len(out)) < total, nil
+	return out, nil
 }
 
 // ErrCursorNotFound is returned when starting_after or ending_before names no object in scope.
