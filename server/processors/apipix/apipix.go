@@ -233,28 +233,7 @@ func (c *Client) StartAsync(ctx context.Context, req payments.AsyncRequest) (pay
 		body.SolicitacaoPagador = truncate(req.Description, 140)
 	}
 	var cob CobCompleta
-	sent := false
-	err := processors.Retry(ctx, 2, func() error {
-		err := c.do(ctx, http.MethodPut, "/cob/"+url.PathEscape(req.Reference), body, &cob)
-		var se *processors.StatusError
-		if sent && errors.As(err, &se) && se.Status < 500 {
-			// The first attempt created it: read it.
-			err = c.do(ctx, http.MethodGet, "/cob/"+url.PathEscape(req.Reference), nil, &cob)
-		}
-		if err != nil && !processors.NotSent(err) {
-			sent = true
-		}
-		return err
-	})
-	if err != nil {
-		if !sent {
-			return payments.AsyncResult{}, processors.Classify(err)
-		}
-		var se *processors.StatusError
-		if errors.As(err, &se) && se.Status < 500 {
-			c.cfg.Log.Error("api pix: charge refused", "txid", req.Reference, "status", se.Status, "body", se.Body)
-			return payments.AsyncResult{}, fmt.Errorf("%w: the PSP refused the charge (HTTP %d)", payments.ErrNotSent, se.Status)
-		}
+	if err := c.putCharge(ctx, "/cob/", req.Reference, body, &cob); err != nil {
 		return payments.AsyncResult{}, err
 	}
 	code, err := c.brCode(cob, req.Amount)
@@ -262,6 +241,38 @@ func (c *Client) StartAsync(ctx context.Context, req payments.AsyncRequest) (pay
 		return payments.AsyncResult{}, err
 	}
 	return payments.AsyncResult{Code: code, Location: cob.Location}, nil
+}
+
+// putCharge creates the charge txid at collection ("/cob/" or "/cobv/") with PUT, idempotent by
+// its txid: a retry whose first attempt may have reached the PSP and that is now refused (the
+// txid exists) reads the charge instead. A refusal of a first attempt is ErrNotSent (nothing was
+// charged); a failure that may have reached the PSP is returned as is, for reconciliation.
+func (c *Client) putCharge(ctx context.Context, collection, txid string, body, out any) error {
+	path := collection + url.PathEscape(txid)
+	sent := false
+	err := processors.Retry(ctx, 2, func() error {
+		err := c.do(ctx, http.MethodPut, path, body, out)
+		var se *processors.StatusError
+		if sent && errors.As(err, &se) && se.Status < 500 {
+			err = c.do(ctx, http.MethodGet, path, nil, out) // the first attempt created it: read it
+		}
+		if err != nil && !processors.NotSent(err) {
+			sent = true
+		}
+		return err
+	})
+	if err == nil {
+		return nil
+	}
+	if !sent {
+		return processors.Classify(err)
+	}
+	var se *processors.StatusError
+	if errors.As(err, &se) && se.Status < 500 {
+		c.cfg.Log.Error("api pix: charge refused", "path", collection, "txid", txid, "status", se.Status, "body", se.Body)
+		return fmt.Errorf("%w: the PSP refused the charge (HTTP %d)", payments.ErrNotSent, se.Status)
+	}
+	return err
 }
 
 // startCobV opens a charge with a due date (PUT /cobv/{txid}); like PUT /cob, a retry that finds
@@ -285,27 +296,7 @@ func (c *Client) startCobV(ctx context.Context, req payments.AsyncRequest) (paym
 		body.SolicitacaoPagador = truncate(req.Description, 140)
 	}
 	var cob CobVCompleta
-	sent := false
-	err := processors.Retry(ctx, 2, func() error {
-		err := c.do(ctx, http.MethodPut, "/cobv/"+url.PathEscape(req.Reference), body, &cob)
-		var se *processors.StatusError
-		if sent && errors.As(err, &se) && se.Status < 500 {
-			err = c.do(ctx, http.MethodGet, "/cobv/"+url.PathEscape(req.Reference), nil, &cob)
-		}
-		if err != nil && !processors.NotSent(err) {
-			sent = true
-		}
-		return err
-	})
-	if err != nil {
-		if !sent {
-			return payments.AsyncResult{}, processors.Classify(err)
-		}
-		var se *processors.StatusError
-		if errors.As(err, &se) && se.Status < 500 {
-			c.cfg.Log.Error("api pix: charge with due date refused", "txid", req.Reference, "status", se.Status, "body", se.Body)
-			return payments.AsyncResult{}, fmt.Errorf("%w: the PSP refused the charge (HTTP %d)", payments.ErrNotSent, se.Status)
-		}
+	if err := c.putCharge(ctx, "/cobv/", req.Reference, body, &cob); err != nil {
 		return payments.AsyncResult{}, err
 	}
 	if cob.PixCopiaECola == "" {
