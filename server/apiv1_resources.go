@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"troco/db"
+	"troco/server/billing"
 	"troco/server/checkout"
 	"troco/server/core"
 	"troco/server/domain"
@@ -331,13 +332,69 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 		return e, err
 	}))
 
-	// Subscriptions (read; they are started by subscription-mode checkouts).
+	// Subscriptions: the billing operations of /v1 (also started by subscription-mode checkouts).
 	add("GET", "/api/v1/subscriptions", read, s.pageHandler(func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error) {
-		items, _, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: q.str("customer"), Status: q.str("status")}, q.ListParams)
+		status, err := q.oneOf("status", domain.SubscriptionStatuses...)
+		if err != nil {
+			return nil, err
+		}
+		method, err := q.oneOf("collection_method", domain.CollectionMethods...)
+		if err != nil {
+			return nil, err
+		}
+		items, _, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: q.str("customer"), Status: status, Price: q.str("price"), CollectionMethod: method}, q.ListParams)
 		return items, err
-	}, "customer", "status"))
-	add("GET", "/api/v1/subscriptions/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) {
-		return checkout.GetSubscription(tx, a.Scope, id)
+	}, "customer", "status", "price", "collection_method"))
+	add("POST", "/api/v1/subscriptions", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p billing.CreateParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.billingMutateAs(w, r, http.StatusCreated, billingOp(func(svc *billing.Service, tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+			return svc.Create(tx, a, p)
+		}))
+	}))
+	add("GET", "/api/v1/subscriptions/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) { return billing.Get(tx, a.Scope, id) }))
+	add("POST", "/api/v1/subscriptions/:id", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p billing.UpdateParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.billingMutate(w, r, billingOp(func(svc *billing.Service, tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+			return svc.Update(tx, a, id, p)
+		}))
+	}))
+	add("POST", "/api/v1/subscriptions/:id/cancel", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p billing.CancelParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.billingMutate(w, r, billingOp(func(svc *billing.Service, tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+			return svc.Cancel(tx, a, id, p)
+		}))
+	}))
+	// Pause: the pause_collection of the /v1 update, as its own action.
+	add("POST", "/api/v1/subscriptions/:id/pause", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p billing.PauseParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.billingMutate(w, r, billingOp(func(svc *billing.Service, tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+			return svc.Update(tx, a, id, billing.UpdateParams{PauseCollection: domain.Opt[billing.PauseParams]{Set: true, V: p}})
+		}))
+	}))
+	add("POST", "/api/v1/subscriptions/:id/resume", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p struct{}
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.billingMutate(w, r, billingOp(func(svc *billing.Service, tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+			return svc.Resume(tx, a, id)
+		}))
 	}))
 
 	add("GET", "/api/v1/metrics", read, s.handleMetrics())
@@ -350,6 +407,17 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			return core.GetOrganizationAs(tx, a, c, id)
 		}))
 	}))
+}
+
+// billingOp is op for billing operations: the result reshaped for /api/v1.
+func billingOp[T any](f func(svc *billing.Service, tx *db.Tx, a domain.Actor) (T, error)) func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error) {
+	return func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error) {
+		v, err := f(svc, tx, a)
+		if err != nil {
+			return nil, err
+		}
+		return shaped(v), nil
+	}
 }
 
 // pageHandler serves a page-numbered list; list returns a slice of objects.

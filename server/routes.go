@@ -251,6 +251,14 @@ func (s *Server) routes() http.Handler {
 		r.Handler(method, path, s.core(need, h))
 		s.apiV1Ops = append(s.apiV1Ops, apiV1Op{method: method, path: path, need: need})
 	})
+	// The customer-portal path: customer session tokens (troco_cst_…) only.
+	s.apiV1PortalRoutes(func(method, path string, h http.Handler) {
+		if takesNoQuery(method, path) || path == portalPrefix+"/customer" {
+			h = s.rejectQuery(h)
+		}
+		r.Handler(method, path, s.customerPortal(h))
+		s.apiV1Ops = append(s.apiV1Ops, apiV1Op{method: method, path: path, need: needCustomer})
+	})
 	r.Handler(http.MethodGet, "/v1/openapi.json", s.rejectQuery(s.handleOpenAPI(true)))
 	r.Handler(http.MethodGet, "/api/v1/openapi.json", s.rejectQuery(s.handleOpenAPI(false)))
 
