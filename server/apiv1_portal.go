@@ -125,7 +125,9 @@ func (s *Server) apiV1PortalRoutes(add func(method, path string, h http.Handler)
 	}, "status", "subscription"))
 	add("GET", portalPrefix+"/invoices/:id", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, cus := pathID(r), portalCustomer(r)
-		s.read(w, r, op(func(tx *db.Tx, a domain.Actor) (*domain.Invoice, error) { return billing.CustomerInvoice(tx, a.Scope, cus, id) }))
+		s.read(w, r, op(func(tx *db.Tx, a domain.Actor) (*domain.Invoice, error) {
+			return billing.CustomerInvoice(tx, a.Scope, cus, id)
+		}))
 	}))
 
 	// Payment methods: list, get, and a new card (saved through a setup intent, then the default
@@ -180,4 +182,3 @@ func (s *Server) portalSubscriptionAction(act func(svc *billing.Service, tx *db.
 		})
 	})
 }
-
