@@ -389,3 +389,124 @@ func TestAPIV1RateLimit(t *testing.T) {
 	// /v1 keeps its own per-second limit.
 	is.Equal(e.Do("GET", "/v1/products", e.Test, nil).Status, 200)
 }
+
+// normalize drops, at any depth, the fields that differ between two subscriptions made for two
+// customers (ids and the objects they name), and upper-cases currency codes.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range t {
+			switch k {
+			case "id", "customer", "default_payment_method", "latest_invoice", "subscription", "url":
+				continue
+			case "currency":
+				if c, ok := x.(string); ok {
+					x = strings.ToUpper(c)
+				}
+			}
+			out[k] = normalize(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = normalize(x)
+		}
+		return out
+	}
+	return v
+}
+
+// TestAPIV1SubscriptionsSameOperations runs one subscription's life (create, update, pause,
+// resume, cancel) through /v1 and through /api/v1 side by side, and compares the objects and
+// the events after each step.
+func TestAPIV1SubscriptionsSameOperations(t *testing.T) {
+	e := newEnv(t)
+	key := e.newKeyFull(e.Org.ID, domain.ScopeRead, domain.ScopeWrite)
+	jwt := e.accessToken(key.ID, key.Token, "").Str("access_token")
+	price := e.coPrice(e.Test, "Plano Pro", 4990, map[string]any{"interval": "month"})
+	var ids [2]string // the subscription made through /v1, through /api/v1
+	for i := range ids {
+		cus := e.payCustomer(e.Test, "ana@example.com")
+		pm := e.subSavedCard(cus, "4242424242424242")
+		create := map[string]any{"customer": cus, "items": []any{map[string]any{"price": price, "quantity": 1}}, "default_payment_method": pm, "metadata": map[string]string{"k": "v"}}
+		var r resp
+		if i == 0 {
+			r = e.Do("POST", "/v1/subscriptions", e.Test, create)
+			if r.Status != 200 {
+				t.Fatalf("/v1 create: %d %s", r.Status, r.Raw)
+			}
+		} else {
+			r = e.Do("POST", "/api/v1/subscriptions", jwt, create, "Idempotency-Key", "sub-create")
+			if r.Status != 201 || r.Header.Get("Location") != "/api/v1/subscriptions/"+r.Str("id") {
+				t.Fatalf("/api/v1 create: %d %v %s", r.Status, r.Header, r.Raw)
+			}
+			again := e.Do("POST", "/api/v1/subscriptions", jwt, create, "Idempotency-Key", "sub-create")
+			if again.Str("id") != r.Str("id") || again.Header.Get("Idempotent-Replayed") != "true" {
+				t.Fatalf("replay: %s", again.Raw)
+			}
+		}
+		ids[i] = r.Str("id")
+	}
+	events := func(id string) []string {
+		r := e.Do("GET", "/v1/events?limit=100&type=customer.subscription.*", e.Test, nil)
+		var out []string
+		for _, ev := range r.Data() {
+			if ev["data"].(map[string]any)["object"].(map[string]any)["id"] == id {
+				out = append(out, ev["type"].(string))
+			}
+		}
+		return out
+	}
+	steps := []struct {
+		name         string
+		v1, v2       string // paths after the subscription's, e.g. /cancel
+		v1Body       map[string]any
+		v2Body       map[string]any
+		wantStatus   string
+		wantV2Status int
+	}{
+		{"get", "", "", nil, nil, "active", 200},
+		{"update quantity", "", "", map[string]any{"quantity": 2, "proration_behavior": "none"}, nil, "active", 200},
+		{"pause", "", "/pause", map[string]any{"pause_collection": map[string]any{"behavior": "keep_as_draft"}}, map[string]any{"behavior": "keep_as_draft"}, "paused", 200},
+		{"resume", "/resume", "/resume", map[string]any{}, nil, "active", 200},
+		{"cancel", "/cancel", "/cancel", map[string]any{"prorate": false}, nil, "canceled", 200},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			is := is.New(t)
+			method := "POST"
+			if st.name == "get" {
+				method = "GET"
+			}
+			v2Body := st.v2Body
+			if v2Body == nil {
+				v2Body = st.v1Body
+			}
+			a := e.Do(method, "/v1/subscriptions/"+ids[0]+st.v1, e.Test, st.v1Body)
+			b := e.Do(method, "/api/v1/subscriptions/"+ids[1]+st.v2, jwt, v2Body)
+			is.Equal(a.Status, 200)
+			is.Equal(b.Status, st.wantV2Status)
+			is.Equal(a.Str("status"), st.wantStatus)
+			is.Equal(b.Body["currency"], "BRL")
+			is.Equal(normalize(a.Body), normalize(b.Body)) // the same object
+			is.Equal(events(ids[0]), events(ids[1]))       // the same events
+		})
+	}
+	is := is.New(t)
+	is.True(len(events(ids[1])) >= 6) // created, updated…, paused, resumed, deleted
+	// The same refusals: canceling twice, pausing without a behavior, unknown fields.
+	is.Equal(e.Do("POST", "/api/v1/subscriptions/"+ids[1]+"/cancel", jwt, nil).Status, e.Do("POST", "/v1/subscriptions/"+ids[0]+"/cancel", e.Test, nil).Status)
+	pa := e.Do("POST", "/v1/subscriptions/"+ids[0], e.Test, map[string]any{"pause_collection": map[string]any{"behavior": "void"}})
+	pb := e.Do("POST", "/api/v1/subscriptions/"+ids[1]+"/pause", jwt, map[string]any{"behavior": "void"})
+	is.Equal(pa.Status, 409) // a canceled subscription does not pause
+	is.Equal(pb.Status, pa.Status)
+	is.Equal(pb.ErrCode(), pa.ErrCode())
+	is.Equal(e.Do("POST", "/api/v1/subscriptions", jwt, map[string]any{"customer": "cus_x", "colour": "red"}).ErrParam(), "colour")
+	is.Equal(e.Do("GET", "/api/v1/subscriptions?status=nope", jwt, nil).ErrParam(), "status")
+	_, other := e.NewOrg("Other", false)
+	is.Equal(e.Do("POST", "/api/v1/subscriptions/"+ids[1]+"/resume", other, nil).Status, 404)
+	ro := e.accessToken(key.ID, key.Token, "read").Str("access_token")
+	is.Equal(e.Do("POST", "/api/v1/subscriptions", ro, map[string]any{}).Status, 403)
+}
