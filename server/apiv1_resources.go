@@ -257,7 +257,9 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 		}))
 	}))
 
-	// Files (the upload itself is POST /v1/files: multipart, shared by both interfaces).
+	// Files: the upload is multipart/form-data (file, purpose, metadata[key]) as on /v1, through
+	// the same spooling, type sniffing and size bound (10 MiB, 413 beyond).
+	add("POST", "/api/v1/files", write, s.handleFileCreateAs(http.StatusCreated))
 	add("GET", "/api/v1/files", read, s.pageHandler(func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error) {
 		items, _, err := tx.ListFiles(a.Scope, db.FileFilter{Purpose: q.str("purpose")}, q.ListParams)
 		for i, f := range items {

@@ -510,3 +510,50 @@ func TestAPIV1SubscriptionsSameOperations(t *testing.T) {
 	ro := e.accessToken(key.ID, key.Token, "read").Str("access_token")
 	is.Equal(e.Do("POST", "/api/v1/subscriptions", ro, map[string]any{}).Status, 403)
 }
+
+// TestAPIV1FileUpload: POST /api/v1/files takes the multipart upload of POST /v1/files, through
+// the same checks, and answers 201 with Location; the same refusals, nothing stored.
+func TestAPIV1FileUpload(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	parts := func(name string, content []byte, purpose string) []uploadPart {
+		return []uploadPart{{name: "file", filename: name, content: content}, {name: "purpose", content: []byte(purpose)},
+			{name: "metadata[k]", content: []byte("v")}}
+	}
+	a := e.uploadTo("/v1/files", e.Test, parts("nota.pdf", pdfBytes, "dispute_evidence"))
+	b := e.uploadTo("/api/v1/files", e.Test, parts("nota.pdf", pdfBytes, "dispute_evidence"), "Idempotency-Key", "up-1")
+	is.Equal(a.Status, 200)
+	is.Equal(b.Status, 201)
+	is.Equal(b.Header.Get("Location"), "/api/v1/files/"+b.Str("id"))
+	is.Equal(strip(a.Body), strip(b.Body)) // the same object
+	again := e.uploadTo("/api/v1/files", e.Test, parts("nota.pdf", pdfBytes, "dispute_evidence"), "Idempotency-Key", "up-1")
+	is.Equal(again.Status, 201)
+	is.Equal(again.Str("id"), b.Str("id"))
+	is.Equal(again.Header.Get("Idempotent-Replayed"), "true")
+	g := e.Do("GET", "/api/v1/files/"+b.Str("id"), e.Test, nil)
+	is.Equal(g.Status, 200)
+	res, body := e.fetch(g.Str("url"))
+	is.Equal(res.StatusCode, 200)
+	is.Equal(body, pdfBytes) // the bytes, by the signed url
+
+	big := make([]byte, 10<<20+1)
+	copy(big, pngBytes)
+	for _, c := range []struct {
+		parts  []uploadPart
+		status int
+	}{
+		{parts("a.png", big, "product_image"), 413},
+		{parts("a.gif", gifBytes, "product_image"), 400},
+		{parts("../a.png", pngBytes, "product_image"), 400},
+	} {
+		r := e.uploadTo("/api/v1/files", e.Test, c.parts)
+		is.Equal(r.Status, c.status)
+		is.Equal(r.ErrParam(), "file")
+	}
+	is.Equal(e.Do("POST", "/api/v1/files", e.Test, map[string]any{"purpose": "product_image"}).Status, 415)
+	key := e.newKeyFull(e.Org.ID, domain.ScopeRead)
+	is.Equal(e.uploadTo("/api/v1/files", key.Token, parts("a.png", pngBytes, "product_image")).Status, 403)
+	list := e.Do("GET", "/api/v1/files", e.Test, nil)
+	is.Equal(list.Body["pagination"].(map[string]any)["total"], 2.0) // nothing else was stored
+	is.Equal(e.Do("DELETE", "/api/v1/files/"+b.Str("id"), e.Test, nil).Status, 204)
+}
