@@ -557,3 +557,40 @@ func TestAPIV1FileUpload(t *testing.T) {
 	is.Equal(list.Body["pagination"].(map[string]any)["total"], 2.0) // nothing else was stored
 	is.Equal(e.Do("DELETE", "/api/v1/files/"+b.Str("id"), e.Test, nil).Status, 204)
 }
+
+// TestAPIV1MetricsMRR: the metrics carry the monthly recurring revenue of the active (and
+// past_due) subscriptions, normalized to a month, for the caller's organization and mode only.
+func TestAPIV1MetricsMRR(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	monthly := e.coPrice(e.Test, "Plano Pro", 4990, map[string]any{"interval": "month"})
+	yearly := e.coPrice(e.Test, "Plano Anual", 120000, map[string]any{"interval": "year"})
+	quarterly := e.coPrice(e.Test, "Plano Trimestral", 9000, map[string]any{"interval": "month", "interval_count": 3})
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	mk := func(body map[string]any) string {
+		body["customer"], body["default_payment_method"] = cus, pm
+		r := e.Do("POST", "/api/v1/subscriptions", e.Test, body)
+		is.Equal(r.Status, 201)
+		return r.Str("id")
+	}
+	mk(map[string]any{"items": []any{map[string]any{"price": monthly, "quantity": 2}}})          // 9980
+	yr := mk(map[string]any{"items": []any{map[string]any{"price": yearly}}})                    // 10000
+	mk(map[string]any{"items": []any{map[string]any{"price": quarterly}}})                       // 3000
+	mk(map[string]any{"items": []any{map[string]any{"price": monthly}}, "trial_period_days": 7}) // a trial: 0
+	mrr := func(token string) map[string]any {
+		day := e.Clock.Now().Truncate(24 * time.Hour)
+		m := e.Do("GET", "/api/v1/metrics?start="+day.Format(time.RFC3339)+"&end="+day.AddDate(0, 0, 1).Format(time.RFC3339), token, nil)
+		is.Equal(m.Status, 200)
+		return m.Body["mrr"].(map[string]any)
+	}
+	got := mrr(e.Test)
+	is.Equal(got["amount"], 9980.0+10000+3000)
+	is.Equal(got["subscriptions"], 3.0)
+	is.Equal(got["as_of"], e.Clock.Now().UTC().Truncate(time.Second).Format(time.RFC3339))
+	// Canceling one takes it out at once; another organization sees none of it.
+	is.Equal(e.Do("POST", "/api/v1/subscriptions/"+yr+"/cancel", e.Test, nil).Status, 200)
+	is.Equal(mrr(e.Test)["amount"], 9980.0+3000)
+	_, other := e.NewOrg("Other", false)
+	is.Equal(mrr(other)["amount"], 0.0)
+}

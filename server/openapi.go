@@ -77,6 +77,19 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 	schemas["Checkout"] = schemaOf(reflect.TypeFor[checkoutV2]())
 	schemas["Checkout"].(map[string]any)["properties"].(map[string]any)["status"] = map[string]any{"type": "string", "enum": []string{"open", "confirmed", "succeeded", "expired", "failed"}}
 	schemas["Pagination"] = schemaOf(reflect.TypeFor[pagination]())
+	bucket := schemaOf(reflect.TypeFor[metricsBucket]())
+	sums := schemaOf(reflect.TypeFor[metricsMethod]())
+	bucket["properties"].(map[string]any)["per_method"] = map[string]any{"type": "object", "additionalProperties": sums,
+		"description": "The same sums per payment method (credit_card, pix, boleto)."}
+	for _, k := range []string{"start", "end"} {
+		bucket["properties"].(map[string]any)[k] = map[string]any{"type": "string", "format": "date-time"}
+	}
+	mrr := schemaOf(reflect.TypeFor[metricsMRR]())
+	mrr["description"] = "Monthly recurring revenue now, in centavos: over the active and past_due subscriptions, each item's unit_amount × quantity ÷ interval_count, per month (× 365/12 a day, × 52/12 a week, ÷ 12 a year), rounded half up per item; list prices, before coupons."
+	metrics := schemaOf(reflect.TypeFor[metricsResult]())
+	metrics["properties"].(map[string]any)["data"] = map[string]any{"type": "array", "items": bucket}
+	metrics["properties"].(map[string]any)["mrr"] = mrr
+	schemas["Metrics"] = metrics
 	schemas["ApiObject"] = map[string]any{"type": "object", "description": "The object of the /v1 twin operation, with currency codes upper case (BRL).",
 		"required": []string{"id", "object"}, "properties": map[string]any{"id": map[string]any{"type": "string"}, "object": map[string]any{"type": "string"}}}
 	errs := map[string]any{}
@@ -111,7 +124,7 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 				map[string]any{"name": "end", "in": "query", "required": true, "schema": map[string]any{"type": "string", "format": "date-time"}},
 				map[string]any{"name": "interval", "in": "query", "schema": map[string]any{"type": "string", "enum": []string{"day", "week", "month"}}},
 			}
-			responses["200"] = jsonResponse("Ledger sums per interval.", map[string]any{"type": "object"})
+			responses["200"] = jsonResponse("Ledger sums per interval, and the monthly recurring revenue now.", map[string]any{"$ref": "#/components/schemas/Metrics"})
 		case op.method == "GET" && !isItem:
 			o["parameters"] = []any{
 				map[string]any{"name": "page", "in": "query", "schema": map[string]any{"type": "integer", "minimum": 1}},
