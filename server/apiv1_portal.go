@@ -34,7 +34,7 @@ func (s *Server) customerPortal(h http.Handler) http.Handler {
 		start := time.Now()
 		info, err := s.authenticateCustomer(r)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.refused(w, r, info, start, err)
 			return
 		}
 		s.logRequest(w, r, info.Actor.Scope, "", start, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -56,14 +56,21 @@ func (s *Server) authenticateCustomer(r *http.Request) (*authInfo, error) {
 	}
 	if !strings.HasPrefix(token, domain.CustomerSessionTokenPrefix) {
 		if strings.HasPrefix(token, "ch_") || strings.Count(token, ".") == 2 {
-			return nil, domain.Forbidden("The customer-portal path takes only customer session tokens (troco_cst_…, from POST /v1/customer-portal-sessions); API keys and access tokens act on the other /api/v1 paths.")
+			// A Core credential: when it is valid, the refusal is in its organization's log.
+			known, _ := s.authenticateCore(r, domain.ScopeRead)
+			return known, domain.Forbidden("The customer-portal path takes only customer session tokens (troco_cst_…, from POST /v1/customer-portal-sessions); API keys and access tokens act on the other /api/v1 paths.")
 		}
 		return nil, domain.Unauthenticated("Invalid customer session token.")
 	}
+	return s.customerOfToken(r, token)
+}
+
+// customerOfToken resolves a customer session token (troco_cst_…).
+func (s *Server) customerOfToken(r *http.Request, token string) (*authInfo, error) {
 	hash := billing.HashToken(token)
 	var scope domain.Scope
 	var customer string
-	err = s.db.Read(r.Context(), func(tx *db.Tx) error {
+	err := s.db.Read(r.Context(), func(tx *db.Tx) error {
 		var err error
 		if scope, customer, err = tx.FindCustomerSessionToken(hash, s.cfg.Clock.Now().Unix()); err != nil {
 			return err

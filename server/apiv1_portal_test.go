@@ -1,12 +1,17 @@
 package server_test
 
 import (
+	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
 
+	"troco/db"
+	"troco/server"
+	"troco/server/core"
 	"troco/server/domain"
 )
 
@@ -150,4 +155,88 @@ func (r resp) ErrMessage() string {
 	m, _ := r.Body["error"].(map[string]any)
 	s, _ := m["message"].(string)
 	return s
+}
+
+// TestAPIV1RequestLogRefused: /api/v1 requests refused before their handler (a token without
+// the scope, a revoked key's token, a customer token on a Core path, a Core key on the portal
+// path, an invalid Idempotency-Key, the rate limit) are in the organization's request log, as on
+// /v1, with bodies redacted; a token troco cannot verify belongs to no organization.
+func TestAPIV1RequestLogRefused(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, func(c *server.Config) { c.RateLimit = true })
+	read := e.newKeyFull(e.Org.ID, domain.ScopeRead)
+	ro := e.accessToken(read.ID, read.Token, "").Str("access_token")
+	gone := e.newKeyFull(e.Org.ID, domain.ScopeRead, domain.ScopeWrite)
+	goneJWT := e.accessToken(gone.ID, gone.Token, "").Str("access_token")
+	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		_, err := core.RevokeAPIKey(tx, gone.ID, "ana@acme.test", "leaked")
+		return err
+	}))
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	tok := e.portalToken(cus)
+	test := domain.Scope{OrgID: e.Org.ID}
+	apiLogs := func(n int) []*domain.RequestLog {
+		t.Helper()
+		var out []*domain.RequestLog
+		for range 200 {
+			out = nil
+			for _, l := range waitLogs(t, e, test, db.RequestLogFilter{}, 0) {
+				if strings.HasPrefix(l.Path, "/api/v1/") {
+					out = append(out, l)
+				}
+			}
+			if len(out) >= n {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return out
+	}
+
+	is.Equal(e.Do("POST", "/api/v1/products", ro, map[string]any{"name": "P"}).Status, 403)
+	is.Equal(e.Do("GET", "/api/v1/products", goneJWT, nil).Status, 401)
+	is.Equal(e.Do("GET", "/api/v1/products", tok, nil).Status, 403)
+	is.Equal(e.Do("GET", "/api/v1/customer-portal/subscriptions", read.Token, nil).Status, 403)
+	is.Equal(e.Do("POST", "/api/v1/products", e.Test, map[string]any{"name": "P"}, "Idempotency-Key", strings.Repeat("k", 256)).Status, 400)
+	card := e.Do("POST", "/api/v1/customer-portal/payment-methods", tok, map[string]any{"card": payCard("4000000000000002")})
+	is.Equal(card.Status, 402)
+	// Not logged: nobody troco knows.
+	is.Equal(e.Do("GET", "/api/v1/products", "a.b.c", nil).Status, 401)
+	is.Equal(e.Do("GET", "/api/v1/customer-portal/subscriptions", "troco_cst_forged", nil).Status, 401)
+
+	logs := apiLogs(6)
+	is.Equal(len(logs), 6)
+	byPath := map[string]*domain.RequestLog{}
+	for _, l := range logs {
+		byPath[l.Method+" "+l.Path+" "+strconv.Itoa(l.Status)] = l
+		is.True(!strings.Contains(l.RequestBody, "4000000000000002"))
+		is.True(!strings.Contains(l.RequestBody, tok))
+	}
+	is.Equal(byPath["POST /api/v1/products 403"].KeyID, read.ID)
+	is.Equal(byPath["GET /api/v1/products 401"].KeyID, gone.ID)
+	is.True(strings.Contains(byPath["GET /api/v1/products 401"].ResponseBody, "revoked"))
+	is.True(byPath["GET /api/v1/products 403"] != nil) // the customer token on a Core path
+	is.Equal(byPath["GET /api/v1/customer-portal/subscriptions 403"].KeyID, read.ID)
+	is.True(byPath["POST /api/v1/products 400"] != nil)
+	pm := byPath["POST /api/v1/customer-portal/payment-methods 402"]
+	is.True(pm != nil)
+	is.True(strings.Contains(pm.RequestBody, "[redacted]"))
+
+	// The per-minute limit: the 429 is logged too.
+	var last resp
+	for range 101 {
+		if last = e.Do("GET", "/api/v1/customer-portal/subscriptions", tok, nil); last.Status == 429 {
+			break
+		}
+	}
+	is.Equal(last.Status, 429)
+	is.True(last.Header.Get("Retry-After") != "")
+	found := false
+	for i := 0; i < 200 && !found; i++ {
+		for _, l := range apiLogs(7) {
+			found = found || l.Status == 429 && l.Path == "/api/v1/customer-portal/subscriptions"
+		}
+		time.Sleep(20 * time.Millisecond) // the log is written in batches
+	}
+	is.True(found)
 }
