@@ -226,7 +226,7 @@ func shaped[T any](v T) json.RawMessage {
 		return b
 	}
 	upperCurrency(tree)
-	out, err := json.Marshal(tree)
+	out, err := domain.MarshalJSON(tree) // as /v1: & and < stay themselves in URLs
 	if err != nil {
 		return b
 	}
