@@ -90,7 +90,7 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 	read, write := domain.ScopeRead, domain.ScopeWrite
 
 	// Checkouts (checkout sessions).
-	add("GET", "/api/v1/checkouts", read, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	add("GET", "/api/v1/checkouts", read, listHandler{filters: []string{"customer"}, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, total, err := pageQuery(r, "customer")
 		if err != nil {
 			s.writeError(w, r, err)
@@ -111,7 +111,7 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			}
 			return pageOf(q, total, out, func(c *checkoutV2) *checkoutV2 { return c }), nil
 		})
-	}))
+	})})
 	add("POST", "/api/v1/checkouts", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p checkout.SessionParams
 		if !s.decoded(w, r, &p) {
@@ -422,9 +422,16 @@ func billingOp[T any](f func(svc *billing.Service, tx *db.Tx, a domain.Actor) (T
 	}
 }
 
+// listHandler is a page-numbered list with the filters it accepts (the OpenAPI document lists
+// them as query parameters).
+type listHandler struct {
+	http.Handler
+	filters []string
+}
+
 // pageHandler serves a page-numbered list; list returns a slice of objects.
 func (s *Server) pageHandler(list func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error), filters ...string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return listHandler{filters: filters, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, total, err := pageQuery(r, filters...)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -445,7 +452,7 @@ func (s *Server) pageHandler(list func(r *http.Request, tx *db.Tx, a domain.Acto
 			}
 			return pageOf(q, total, data, func(m json.RawMessage) json.RawMessage { return m }), nil
 		})
-	})
+	})}
 }
 
 func (s *Server) getHandler(get func(tx *db.Tx, a domain.Actor, id string) (any, error)) http.Handler {

@@ -17,6 +17,15 @@ import (
 type apiV1Op struct {
 	method, path string
 	need         string
+	filters      []string // a list's filters (query parameters)
+}
+
+// listFilters returns the filters of a list handler (none for other handlers).
+func listFilters(h http.Handler) []string {
+	if l, ok := h.(listHandler); ok {
+		return l.filters
+	}
+	return nil
 }
 
 // openAPIDocs are the two documents, built once.
@@ -126,10 +135,14 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 			}
 			responses["200"] = jsonResponse("Ledger sums per interval, and the monthly recurring revenue now.", map[string]any{"$ref": "#/components/schemas/Metrics"})
 		case op.method == "GET" && !isItem:
-			o["parameters"] = []any{
+			params := []any{
 				map[string]any{"name": "page", "in": "query", "schema": map[string]any{"type": "integer", "minimum": 1}},
 				map[string]any{"name": "limit", "in": "query", "schema": map[string]any{"type": "integer", "minimum": 1, "maximum": 100}},
 			}
+			for _, f := range op.filters {
+				params = append(params, map[string]any{"name": f, "in": "query", "description": "Only the objects whose " + f + " is this value.", "schema": map[string]any{"type": "string"}})
+			}
+			o["parameters"] = params
 			responses["200"] = jsonResponse("A page.", map[string]any{"type": "object", "required": []string{"data", "pagination"}, "properties": map[string]any{
 				"data": map[string]any{"type": "array", "items": obj}, "pagination": map[string]any{"$ref": "#/components/schemas/Pagination"}}})
 		case op.method == "GET":
