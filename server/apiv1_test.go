@@ -330,7 +330,17 @@ func TestAPIV1Tokens(t *testing.T) {
 		wrongIss, err = tokens.New("https://elsewhere.example", e.Config.Secrets).Issue(tx, key)
 		return err
 	}))
+	// Signed by troco's key, troco's issuer, for another audience.
+	var wrongAud string
+	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		iss := tokens.New(other["iss"].(string), e.Config.Secrets)
+		iss.Audience = "https://elsewhere.example/api/v1"
+		var err error
+		wrongAud, err = iss.Issue(tx, key)
+		return err
+	}))
 	bad := map[string]string{
+		"wrong audience":   wrongAud,
 		"forged signature": parts[0] + "." + parts[1] + "." + string(sig),
 		"altered claims":   parts[0] + "." + base64.RawURLEncoding.EncodeToString(otherClaims) + "." + parts[2],
 		"alg none":         none,
@@ -344,6 +354,7 @@ func TestAPIV1Tokens(t *testing.T) {
 		}
 	}
 	is.Equal(e.Do("POST", "/api/v1/products", none, map[string]any{"name": "P"}).Status, 401)
+	is.True(strings.Contains(e.Do("GET", "/api/v1/products", wrongAud, nil).ErrMessage(), "aud")) // refused for its audience
 
 	// Rotation: a new key signs; tokens of the previous key stay valid until they expire.
 	kid, err := tokens.Rotate(context.Background(), e.DB, e.Config.Secrets)
