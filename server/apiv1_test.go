@@ -173,9 +173,14 @@ func TestAPIV1ListsAndErrors(t *testing.T) {
 	is.Equal(a.Str("id"), b.Str("id"))
 
 	// Another organization's objects are 404; a customer session token is refused on Core paths.
-	_, other := e.NewOrg("Other", false)
+	otherOrg, other := e.NewOrg("Other", false)
 	r = e.Do("GET", "/api/v1/products/"+a.Str("id"), other, nil)
 	is.Equal(r.Status, 404)
+	ok := e.newKeyFull(otherOrg.ID, domain.ScopeRead, domain.ScopeWrite)
+	otherJWT := e.accessToken(ok.ID, ok.Token, "").Str("access_token")
+	is.Equal(e.Do("GET", "/api/v1/products/"+a.Str("id"), otherJWT, nil).Status, 404) // an access token too
+	is.Equal(e.Do("POST", "/api/v1/products/"+a.Str("id"), otherJWT, map[string]any{"name": "mine"}).Status, 404)
+	is.Equal(e.Do("GET", "/api/v1/products/"+a.Str("id"), otherJWT, nil, "Organization", e.Org.ID).Status, 403)
 	is.Equal(e.Do("DELETE", "/api/v1/products/"+a.Str("id"), other, nil).Status, 404)
 	is.Equal(e.Do("GET", "/api/v1/products/"+a.Str("id"), e.Test, nil).Status, 200) // unchanged
 	r = e.Do("GET", "/api/v1/products", "troco_cst_abcdef", nil)
