@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -233,10 +235,64 @@ func shaped[T any](v T) json.RawMessage {
 	return out
 }
 
+// lowerCurrency rewrites the currency codes of a JSON request body to the lowercase the domain
+// takes (metadata values are the caller's own and stay as sent). A body that is not a valid JSON
+// object is returned as is, for the decoder to name what is wrong.
+func lowerCurrency(body []byte) []byte {
+	if !bytes.Contains(body, []byte(`"currency"`)) {
+		return body
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' || checkJSONText(trimmed) != nil {
+		return body
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var tree any
+	if dec.Decode(&tree) != nil || !lowerCurrencyIn(tree) {
+		return body
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(tree) != nil {
+		return body
+	}
+	return out.Bytes()
+}
+
+func lowerCurrencyIn(v any) (changed bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if k == "metadata" {
+				continue
+			}
+			if c, ok := x.(string); ok && k == "currency" {
+				if l := strings.ToLower(c); l != c {
+					t[k], changed = l, true
+				}
+				continue
+			}
+			changed = lowerCurrencyIn(x) || changed
+		}
+	case []any:
+		for _, x := range t {
+			changed = lowerCurrencyIn(x) || changed
+		}
+	}
+	return changed
+}
+
+// upperCurrency upper-cases the currency codes of an answer; metadata values are the caller's
+// own and stay as stored.
 func upperCurrency(v any) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, x := range t {
+			if k == "metadata" {
+				continue
+			}
 			if s, ok := x.(string); ok && (k == "currency") {
 				t[k] = strings.ToUpper(s)
 				continue
@@ -272,9 +328,15 @@ func opAs[T any, U any](f func(tx *db.Tx, a domain.Actor) (T, error), shape func
 	}
 }
 
-// decoded decodes the body into p, answering the 400 itself; it reports success.
+// decoded decodes the body into p, answering the 400 itself; it reports success. Currency codes
+// may be sent as this interface answers them (BRL) or as /v1 takes them (brl).
 func (s *Server) decoded(w http.ResponseWriter, r *http.Request, p any) bool {
-	if err := s.decode(w, r, p); err != nil {
+	body, err := s.readBody(w, r)
+	if err == nil {
+		r.Body = io.NopCloser(bytes.NewReader(lowerCurrency(body)))
+		err = s.decode(w, r, p)
+	}
+	if err != nil {
 		s.writeError(w, r, err)
 		return false
 	}

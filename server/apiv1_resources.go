@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/julienschmidt/httprouter"
+
 	"troco/db"
 	"troco/server/billing"
 	"troco/server/checkout"
@@ -254,6 +256,17 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 				return nil, domain.NotFound("id", "sale", id)
 			}
 			return s.pay.CreateRefund(tx, a, payments.RefundParams{PaymentIntent: id, Amount: p.Amount, Reason: p.Reason, Metadata: p.Metadata})
+		}))
+	}))
+	// A refund of the sale (the Location of its creation).
+	add("GET", "/api/v1/sales/:id/refunds/:refund", read, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, refund := pathID(r), httprouter.ParamsFromContext(r.Context()).ByName("refund")
+		s.read(w, r, op(func(tx *db.Tx, a domain.Actor) (*domain.Refund, error) {
+			rf, err := s.pay.GetRefund(tx, a.Scope, refund)
+			if e, ok := domain.AsError(err); err == nil && rf.PaymentIntent != id || ok && e.Status == http.StatusNotFound {
+				return nil, domain.NotFound("refund", "refund", refund) // unknown, or another sale's
+			}
+			return rf, err
 		}))
 	}))
 

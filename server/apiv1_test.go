@@ -253,6 +253,17 @@ func TestAPIV1Checkout(t *testing.T) {
 	is.Equal(rf.Status, 201)
 	is.Equal(rf.Body["amount"], 5000.0)
 	is.Equal(e.Do("GET", "/v1/refunds/"+rf.Str("id"), e.Test, nil).Status, 200) // the same refund on /v1
+	loc := rf.Header.Get("Location")
+	is.Equal(loc, "/api/v1/sales/"+saleID+"/refunds/"+rf.Str("id"))
+	got := e.Do("GET", loc, e.Test, nil) // the Location answers the refund
+	is.Equal(got.Status, 200)
+	is.Equal(got.Str("id"), rf.Str("id"))
+	is.Equal(got.Body["currency"], "BRL")
+	miss := e.Do("GET", "/api/v1/sales/"+saleID+"/refunds/re_nope", e.Test, nil)
+	is.Equal(miss.Status, 404)
+	is.Equal(miss.ErrParam(), "refund")
+	_, stranger := e.NewOrg("Stranger", false)
+	is.Equal(e.Do("GET", loc, stranger, nil).Status, 404) // another organization's
 	is.Equal(e.Do("POST", "/api/v1/sales/"+saleID+"/refund", e.Test, map[string]any{"amount": 999999}).Status, 400)
 
 	// Metrics: today's card sale and its refund, in total and per method.

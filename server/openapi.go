@@ -107,13 +107,19 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 	}
 	paths := map[string]any{}
 	for _, op := range ops {
-		p := strings.ReplaceAll(op.path, ":id", "{id}")
+		p := strings.ReplaceAll(strings.ReplaceAll(op.path, ":id", "{id}"), ":refund", "{refund}")
 		item, _ := paths[p].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
 			paths[p] = item
-			if strings.Contains(p, "{id}") {
-				item["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}}
+			var params []any
+			for _, name := range []string{"id", "refund"} {
+				if strings.Contains(p, "{"+name+"}") {
+					params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+				}
+			}
+			if params != nil {
+				item["parameters"] = params
 			}
 		}
 		obj := map[string]any{"$ref": "#/components/schemas/ApiObject"}
@@ -125,7 +131,8 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 			responses[k] = v
 		}
 		o := map[string]any{"operationId": operationID(op), "summary": op.method + " " + p + " (scope " + op.need + ")", "responses": responses}
-		isItem := strings.HasSuffix(p, "{id}")
+		// One object: a path ending in its id, or the customer of a customer session token.
+		isItem := strings.HasSuffix(p, "}") || p == portalPrefix+"/customer"
 		switch {
 		case op.method == "GET" && p == "/api/v1/metrics":
 			o["parameters"] = []any{
@@ -244,8 +251,8 @@ func operationID(op apiV1Op) string {
 	var b strings.Builder
 	b.WriteString(strings.ToLower(op.method))
 	for _, part := range strings.Split(strings.TrimPrefix(op.path, "/api/v1/"), "/") {
-		if part == ":id" {
-			part = "ById"
+		if strings.HasPrefix(part, ":") {
+			part = "By-" + part[1:] // :id → ById, :refund → ByRefund
 		}
 		for _, w := range strings.Split(part, "-") {
 			if w != "" {
