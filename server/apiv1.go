@@ -129,10 +129,12 @@ func (s *Server) authenticateJWT(r *http.Request, raw, need string) (*authInfo, 
 	case key.Expired(now):
 		return info, domain.Unauthenticated("Invalid access token: its API key has expired.")
 	}
-	scoped := &domain.APIKey{Scopes: strings.Fields(c.Scope)}
+	scoped := *key
+	scoped.Scopes = strings.Fields(c.Scope) // the token's scopes, which may be narrower than its key's
 	if !scoped.Allows(need) {
 		return info, domain.Forbidden("This access token does not have the " + need + " scope required for this request.")
 	}
+	info.Key = &scoped
 	if org := r.Header.Get("Organization"); org != "" && org != key.Organization {
 		return info, domain.Forbidden("An access token acts only on its own organization.")
 	}

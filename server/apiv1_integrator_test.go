@@ -1,9 +1,13 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
+
+	"troco/server/core"
+	"troco/server/domain"
 )
 
 // Behaviour an integrator of /api/v1 relies on, found by driving the running binary from outside.
@@ -76,4 +80,58 @@ func TestAPIV1OpenAPIPortalCustomer(t *testing.T) {
 	get := rf["get"].(map[string]any)
 	is.Equal(get["operationId"], "getSalesByIdRefundsByRefund")
 	is.Equal(len(rf["parameters"].([]any)), 2)
+}
+
+// TestAPIV1CoreParity: the organization update, webhook secret rotation and deliveries, and
+// event redelivery of /v1 exist on /api/v1 too, through access tokens; a token narrowed to
+// write from an admin key does not act with admin rights.
+func TestAPIV1CoreParity(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	key := e.newKeyFull(e.Org.ID, domain.ScopeRead, domain.ScopeWrite)
+	jwt := e.accessToken(key.ID, key.Token, "").Str("access_token")
+
+	// The organization: update (the /v1 body), 200, its event.
+	org := "/api/v1/organizations/" + e.Org.ID
+	u := e.Do("POST", org, jwt, map[string]any{"display_name": "Loja da Ana"})
+	is.Equal(u.Status, 200)
+	is.Equal(u.Str("display_name"), "Loja da Ana")
+	is.Equal(e.Do("GET", org, jwt, nil).Str("display_name"), "Loja da Ana")
+	is.Equal(e.Do("POST", org, jwt, map[string]any{"colour": "red"}).ErrParam(), "colour")
+	_, other := e.NewOrg("Other", false)
+	is.Equal(e.Do("POST", org, other, map[string]any{"display_name": "mine"}).Status, 404)
+	is.Equal(e.Do("GET", org, jwt, nil).Str("display_name"), "Loja da Ana") // unchanged
+
+	// fee_plan needs admin: an admin key's token narrowed to write is refused, the full one is not.
+	admin, err := e.CreateKey(core.APIKeyInput{OrgID: e.Org.ID, Livemode: true, Scopes: []string{domain.ScopeAdmin}})
+	is.NoErr(err)
+	fee := map[string]any{"fee_plan": map[string]any{"card_fee_rate": 299}}
+	narrow := e.accessToken(admin.ID, admin.Token, "write")
+	is.Equal(narrow.Str("scope"), "write")
+	r := e.Do("POST", org, narrow.Str("access_token"), fee)
+	is.Equal(r.Status, 403)
+	full := e.accessToken(admin.ID, admin.Token, "").Str("access_token")
+	is.Equal(e.Do("POST", org, full, fee).Status, 200)
+
+	// Webhooks: rotate the secret (shown once), list the deliveries page by page.
+	wh := e.Do("POST", "/api/v1/webhooks", jwt, map[string]any{"url": "https://example.com/hook", "enabled_events": []string{"*"}})
+	is.Equal(wh.Status, 201)
+	rot := e.Do("POST", "/api/v1/webhooks/"+wh.Str("id")+"/rotate-secret", jwt, map[string]any{"expire_current_secret_in_seconds": 0})
+	is.Equal(rot.Status, 200)
+	is.True(strings.HasPrefix(rot.Str("secret"), "whsec_"))
+	is.True(rot.Str("secret") != wh.Str("secret"))
+	is.Equal(e.Do("POST", "/api/v1/webhooks/"+wh.Str("id")+"/rotate-secret", other, nil).Status, 404)
+	c := e.Do("POST", "/api/v1/customers", jwt, map[string]any{"name": "Ana"})
+	is.Equal(c.Status, 201)
+	d := e.Do("GET", "/api/v1/webhooks/"+wh.Str("id")+"/deliveries?limit=1", jwt, nil)
+	is.Equal(d.Status, 200)
+	is.Equal(d.Body["pagination"].(map[string]any)["limit"], 1.0)
+	is.Equal(e.Do("GET", "/api/v1/webhooks/"+wh.Str("id")+"/deliveries?status=maybe", jwt, nil).ErrParam(), "status")
+	is.Equal(e.Do("GET", "/api/v1/webhooks/"+wh.Str("id")+"/deliveries", other, nil).Status, 404)
+
+	// Events: redeliver the customer's event to the endpoint.
+	ev := e.Do("GET", "/api/v1/events?type=customer.created&limit=1", jwt, nil).Data()[0]
+	rd := e.Do("POST", "/api/v1/events/"+ev["id"].(string)+"/redeliver", jwt, map[string]any{"webhook_endpoint": wh.Str("id")})
+	is.Equal(rd.Status, 200)
+	is.Equal(e.Do("POST", "/api/v1/events/"+ev["id"].(string)+"/redeliver", other, nil).Status, 404)
 }

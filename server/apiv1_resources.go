@@ -330,6 +330,28 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 	add("DELETE", "/api/v1/webhooks/:id", write, s.deleteHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) {
 		return core.DeleteWebhookEndpoint(tx, a, id)
 	}))
+	add("POST", "/api/v1/webhooks/:id/rotate-secret", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p core.RotateSecretParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.mutateShowingSecret(w, r, func(tx *db.Tx, a domain.Actor) (*domain.WebhookEndpoint, error) {
+			return core.RotateWebhookSecret(tx, a, s.webhookEnv(), id, p)
+		})
+	}))
+	add("GET", "/api/v1/webhooks/:id/deliveries", read, s.pageHandler(func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error) {
+		id := pathID(r)
+		f := db.WebhookDeliveryFilter{Event: q.str("event"), Status: q.str("status")}
+		if f.Status != "" && f.Status != domain.DeliverySucceeded && f.Status != domain.DeliveryFailed {
+			return nil, domain.Invalid("status", "status must be succeeded or failed.")
+		}
+		if _, err := core.GetWebhookEndpoint(tx, a.Scope, id); err != nil {
+			return nil, err
+		}
+		items, _, err := tx.ListWebhookDeliveries(a.Scope, id, f, q.ListParams)
+		return items, err
+	}, "event", "status"))
 
 	// Events.
 	add("GET", "/api/v1/events", read, s.pageHandler(func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error) {
@@ -345,6 +367,14 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			return nil, domain.NotFound("id", "event", id)
 		}
 		return e, err
+	}))
+	add("POST", "/api/v1/events/:id/redeliver", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p core.RedeliverParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return core.RedeliverEvent(tx, a, id, p) })
 	}))
 
 	// Subscriptions: the billing operations of /v1 (also started by subscription-mode checkouts).
@@ -420,6 +450,17 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 		c := orgCaller(r)
 		s.read(w, r, op(func(tx *db.Tx, a domain.Actor) (*domain.Organization, error) {
 			return core.GetOrganizationAs(tx, a, c, id)
+		}))
+	}))
+	add("POST", "/api/v1/organizations/:id", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p core.OrganizationParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		c := orgCaller(r)
+		s.mutate(w, r, op(func(tx *db.Tx, a domain.Actor) (*domain.Organization, error) {
+			return core.UpdateOrganization(tx, a, c, id, p)
 		}))
 	}))
 }

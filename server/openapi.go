@@ -40,6 +40,7 @@ var v1Twin = map[string]string{
 	"/api/v1/checkouts": "/v1/checkout-sessions", "/api/v1/checkout-links": "/v1/payment-links", "/api/v1/products": "/v1/products",
 	"/api/v1/customers": "/v1/customers", "/api/v1/discounts": "/v1/coupons", "/api/v1/webhooks": "/v1/webhook-endpoints",
 	"/api/v1/subscriptions": "/v1/subscriptions", "/api/v1/files": "/v1/files",
+	"/api/v1/organizations": "/v1/organizations", "/api/v1/events": "/v1/events",
 }
 
 func (s *Server) buildOpenAPI() {
