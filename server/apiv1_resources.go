@@ -227,16 +227,7 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 		items, _, err := tx.ListPaymentIntents(a.Scope, db.PaymentIntentFilter{Status: domain.PIStatusSucceeded, Customer: q.str("customer")}, q.ListParams)
 		return items, err
 	}, "customer"))
-	add("GET", "/api/v1/sales/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) {
-		pi, err := s.pay.GetIntent(tx, a.Scope, id)
-		if err != nil {
-			return nil, err
-		}
-		if pi.Status != domain.PIStatusSucceeded {
-			return nil, domain.NotFound("id", "sale", id)
-		}
-		return pi, nil
-	}))
+	add("GET", "/api/v1/sales/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) { return s.sale(tx, a.Scope, id) }))
 	add("POST", "/api/v1/sales/:id/refund", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := pathID(r)
 		var p struct {
@@ -248,12 +239,8 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			return
 		}
 		s.mutateAs(w, r, http.StatusCreated, op(func(tx *db.Tx, a domain.Actor) (*domain.Refund, error) {
-			pi, err := s.pay.GetIntent(tx, a.Scope, id)
-			if err != nil {
+			if _, err := s.sale(tx, a.Scope, id); err != nil {
 				return nil, err
-			}
-			if pi.Status != domain.PIStatusSucceeded {
-				return nil, domain.NotFound("id", "sale", id)
 			}
 			return s.pay.CreateRefund(tx, a, payments.RefundParams{PaymentIntent: id, Amount: p.Amount, Reason: p.Reason, Metadata: p.Metadata})
 		}))
@@ -463,6 +450,15 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			return core.UpdateOrganization(tx, a, c, id, p)
 		}))
 	}))
+}
+
+// sale is a succeeded payment intent of the scope; any other id is "No such sale".
+func (s *Server) sale(tx *db.Tx, sc domain.Scope, id string) (*domain.PaymentIntent, error) {
+	pi, err := s.pay.GetIntent(tx, sc, id)
+	if e, ok := domain.AsError(err); err == nil && pi.Status != domain.PIStatusSucceeded || ok && e.Status == http.StatusNotFound {
+		return nil, domain.NotFound("id", "sale", id)
+	}
+	return pi, err
 }
 
 // billingOp is op for billing operations: the result reshaped for /api/v1.

@@ -259,6 +259,12 @@ func TestAPIV1Checkout(t *testing.T) {
 	is.Equal(got.Status, 200)
 	is.Equal(got.Str("id"), rf.Str("id"))
 	is.Equal(got.Body["currency"], "BRL")
+	for _, path := range []string{"/api/v1/sales/pi_nope", "/api/v1/sales/pi_nope/refund"} {
+		method := map[bool]string{true: "POST", false: "GET"}[strings.HasSuffix(path, "/refund")]
+		r := e.Do(method, path, e.Test, nil)
+		is.Equal(r.Status, 404)
+		is.Equal(r.ErrMessage(), "No such sale: 'pi_nope'") // the resource of this interface
+	}
 	miss := e.Do("GET", "/api/v1/sales/"+saleID+"/refunds/re_nope", e.Test, nil)
 	is.Equal(miss.Status, 404)
 	is.Equal(miss.ErrParam(), "refund")
@@ -370,7 +376,8 @@ func TestAPIV1Tokens(t *testing.T) {
 		}
 	}
 	is.Equal(e.Do("POST", "/api/v1/products", none, map[string]any{"name": "P"}).Status, 401)
-	is.True(strings.Contains(e.Do("GET", "/api/v1/products", wrongAud, nil).ErrMessage(), "aud")) // refused for its audience
+	is.True(strings.Contains(e.Do("GET", "/api/v1/products", wrongAud, nil).ErrMessage(), "another audience (aud)")) // refused for its audience
+	is.True(strings.Contains(e.Do("GET", "/api/v1/products", wrongIss, nil).ErrMessage(), "another issuer (iss)"))
 
 	// Rotation: a new key signs; tokens of the previous key stay valid until they expire.
 	kid, err := tokens.Rotate(context.Background(), e.DB, e.Config.Secrets)
@@ -385,6 +392,7 @@ func TestAPIV1Tokens(t *testing.T) {
 	e.Clock.Advance(61 * time.Minute)
 	r := e.Do("GET", "/api/v1/products", jwt, nil)
 	is.Equal(r.Status, 401)
+	is.Equal(r.ErrMessage(), "Invalid access token: it has expired (exp); ask POST /api/v1/oauth/token for a new one.") // in the API's words
 
 	// Revoking the key stops its tokens at once.
 	fresh = e.accessToken(key.ID, key.Token, "").Str("access_token")
