@@ -135,3 +135,45 @@ func TestAPIV1CoreParity(t *testing.T) {
 	is.Equal(rd.Status, 200)
 	is.Equal(e.Do("POST", "/api/v1/events/"+ev["id"].(string)+"/redeliver", other, nil).Status, 404)
 }
+
+// TestAPIV1OpenAPIHeadersAndLimits: the /api/v1 document states this interface's limits (per
+// minute, RateLimit-* headers) rather than those of /v1, and the Location of every creation.
+func TestAPIV1OpenAPIHeadersAndLimits(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	api := openAPIDoc(t, e, "/api/v1/openapi.json")
+	comps := api["components"].(map[string]any)
+	limited := comps["responses"].(map[string]any)["RateLimited"].(map[string]any)
+	is.True(strings.Contains(limited["description"].(string), "100 per minute in test mode, 1,000 in live mode"))
+	is.True(limited["headers"].(map[string]any)["RateLimit-Reset"] != nil)
+	is.True(limited["headers"].(map[string]any)["Retry-After"] != nil)
+	created := 0
+	for p, item := range api["paths"].(map[string]any) {
+		for method, o := range item.(map[string]any) {
+			op, ok := o.(map[string]any)
+			if !ok || p == "/api/v1/oauth/token" {
+				continue
+			}
+			for code, r := range op["responses"].(map[string]any) {
+				if code != "200" && code != "201" && code != "204" {
+					continue
+				}
+				h, _ := r.(map[string]any)["headers"].(map[string]any)
+				if h["RateLimit-Remaining"] == nil {
+					t.Errorf("%s %s %s: no RateLimit-Remaining", method, p, code)
+				}
+				if code == "201" {
+					created++
+					if h["Location"] == nil {
+						t.Errorf("%s %s 201: no Location", method, p)
+					}
+				}
+			}
+		}
+	}
+	is.True(created >= 10)
+	// And the server answers Location.
+	r := e.Do("POST", "/api/v1/customers", e.Test, map[string]any{"name": "Ana"})
+	is.Equal(r.Status, 201)
+	is.Equal(r.Header.Get("Location"), "/api/v1/customers/"+r.Str("id"))
+}

@@ -102,6 +102,33 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 	schemas["Metrics"] = metrics
 	schemas["ApiObject"] = map[string]any{"type": "object", "description": "The object of the /v1 twin operation, with currency codes upper case (BRL).",
 		"required": []string{"id", "object"}, "properties": map[string]any{"id": map[string]any{"type": "string"}, "object": map[string]any{"type": "string"}}}
+	// The answers whose /v1 wording is not this interface's: its limits are per minute, with the
+	// RateLimit-* headers, and its credentials are tokens as well as keys; 201 carries Location.
+	hdrs, _ := comps["headers"].(map[string]any)
+	if hdrs == nil {
+		hdrs = map[string]any{}
+		comps["headers"] = hdrs
+	}
+	intHeader := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "schema": map[string]any{"type": "integer"}}
+	}
+	hdrs["RateLimitLimit"] = intHeader("Requests allowed per minute for this token: 100 in test mode, 1,000 in live mode.")
+	hdrs["RateLimitRemaining"] = intHeader("Requests left now.")
+	hdrs["RateLimitReset"] = intHeader("Seconds until the budget is full again.")
+	hdrs["Location"] = map[string]any{"description": "The path of the created object.", "schema": map[string]any{"type": "string"}}
+	rateHeaders := func() map[string]any {
+		return map[string]any{"Request-Id": map[string]any{"$ref": "#/components/headers/RequestId"},
+			"RateLimit-Limit": map[string]any{"$ref": "#/components/headers/RateLimitLimit"}, "RateLimit-Remaining": map[string]any{"$ref": "#/components/headers/RateLimitRemaining"},
+			"RateLimit-Reset": map[string]any{"$ref": "#/components/headers/RateLimitReset"}}
+	}
+	if answers, ok := comps["responses"].(map[string]any); ok {
+		limited := rateHeaders()
+		limited["Retry-After"] = map[string]any{"$ref": "#/components/headers/RetryAfter"}
+		answers["RateLimited"] = map[string]any{"description": "Too many requests with this token (`rate_limit`, type `rate_limit_error`): 100 per minute in test mode, 1,000 in live mode. Retry after `Retry-After` seconds.",
+			"headers": limited, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/ErrorResponse"}}}}
+		answers["Unauthorized"] = map[string]any{"description": "`authentication_failed` (type `authentication_error`): no credentials; an unknown, revoked or expired API key; an access token that is forged, expired, of another issuer or audience, or whose key was revoked; on the customer-portal path, an unknown or expired customer session token.",
+			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/ErrorResponse"}}}}
+	}
 	errs := map[string]any{}
 	for code, name := range map[string]string{"400": "BadRequest", "401": "Unauthorized", "403": "Forbidden", "404": "NotFound", "409": "Conflict", "429": "RateLimited", "500": "ServerError"} {
 		errs[code] = map[string]any{"$ref": "#/components/responses/" + name}
@@ -166,10 +193,12 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 					"properties": map[string]any{"amount": map[string]any{"type": "integer", "minimum": 1}, "reason": map[string]any{"type": "string", "enum": []string{"duplicate", "fraudulent", "requested_by_customer"}},
 						"metadata": map[string]any{"$ref": "#/components/schemas/Metadata"}}}}}}
 				responses["201"] = jsonResponse("The refund.", obj)
+				responses["201"].(map[string]any)["headers"] = map[string]any{"Location": map[string]any{"$ref": "#/components/headers/Location"}}
 			case p == portalPrefix+"/payment-methods":
 				o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object",
 					"additionalProperties": false, "required": []string{"card"}, "properties": map[string]any{"card": map[string]any{"$ref": "#/components/schemas/CardParams"}}}}}}
 				responses["201"] = jsonResponse("The saved card (a setup intent verified it); the default payment method of the customer's running subscriptions from now on.", obj)
+				responses["201"].(map[string]any)["headers"] = map[string]any{"Location": map[string]any{"$ref": "#/components/headers/Location"}}
 				responses["402"] = map[string]any{"$ref": "#/components/responses/SetupDeclined"}
 			case strings.HasSuffix(p, "/pause"):
 				o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": pauseSchema(schemas)}}}
@@ -182,6 +211,7 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 					responses["200"] = jsonResponse("The object after the operation.", obj)
 				} else {
 					responses["201"] = jsonResponse("Created; Location names it.", obj)
+					responses["201"].(map[string]any)["headers"] = map[string]any{"Location": map[string]any{"$ref": "#/components/headers/Location"}}
 				}
 			}
 		}
@@ -189,6 +219,20 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 			o["security"] = []any{map[string]any{"customerToken": []any{}}}
 			o["summary"] = op.method + " " + p + " (customer session token)"
 			delete(responses, "409")
+		}
+		// Every answer past authentication carries the rate-limit headers.
+		for _, code := range []string{"200", "201", "204"} {
+			ok, _ := responses[code].(map[string]any)
+			if ok == nil {
+				continue
+			}
+			h := rateHeaders()
+			if prev, _ := ok["headers"].(map[string]any); prev != nil {
+				for k, v := range prev {
+					h[k] = v
+				}
+			}
+			ok["headers"] = h
 		}
 		item[strings.ToLower(op.method)] = o
 	}
