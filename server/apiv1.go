@@ -89,7 +89,7 @@ func (s *Server) authenticateCore(r *http.Request, need string) (*authInfo, erro
 		return info, nil
 	case strings.Count(token, ".") == 2:
 		if iss := unverifiedIssuer(token); s.cfg.OIDCIssuer != "" && iss == s.cfg.OIDCIssuer {
-			return s.authenticateOIDC(r.Context(), token, need, requestID(r.Context()))
+			return s.authenticateOIDC(r.Context(), token, need, requestID(r.Context()), r.Header.Get("Organization"))
 		}
 		return s.authenticateJWT(r, token, need)
 	}
