@@ -985,3 +985,18 @@ ALTER TABLE customers ADD COLUMN preferred_locales TEXT NOT NULL DEFAULT '[]';
 -- A charge's receipt_url: the hosted receipt page, signed so only its holder opens it.
 ALTER TABLE charges ADD COLUMN receipt_url TEXT;
 
+
+-- migrate: 330
+-- The other organizations' accounts (user ids, space separated) that the password which
+-- started a dashboard session also opened: the organization switcher offers them.
+ALTER TABLE dashboard_sessions ADD COLUMN also_users TEXT NOT NULL DEFAULT '';
+
+-- migrate: 331
+-- Failed dashboard sign-ins counted per client address (every replica shares the count):
+-- a window of 15 minutes, the address refused until blocked_until once it has too many.
+CREATE TABLE signin_ip_failures (
+    ip             TEXT    PRIMARY KEY,
+    failures       INTEGER NOT NULL,
+    window_start   INTEGER NOT NULL,
+    blocked_until  INTEGER NOT NULL DEFAULT 0
+);
