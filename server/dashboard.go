@@ -29,6 +29,9 @@ type dashReq struct {
 	status int
 	// kept names the form (its TestID) whose posted values the page shows again after an error.
 	kept string
+	// labels name, by the API parameter an operation's error names, the form field a person
+	// filled in (a message then names the field, not the API's parameter).
+	labels map[string]string
 }
 
 func (q *dashReq) T(s string) string { return q.d.T(s) }
@@ -269,7 +272,11 @@ func (*dashNotFoundError) Error() string { return "not found" }
 // false for other errors (those are failures of troco, not of the input).
 func (q *dashReq) errText(err error) (string, bool) {
 	if e, ok := domain.AsError(err); ok {
-		return pages.ErrorText(q.d.Lang, e), true
+		msg := pages.ErrorText(q.d.Lang, e)
+		if label, ok := q.labels[e.Param]; ok && e.Param != "" {
+			msg = strings.ReplaceAll(msg, e.Param, "“"+label+"”") // the field as the form names it
+		}
+		return msg, true
 	}
 	return "", false
 }

@@ -106,6 +106,7 @@ func TestDashboardErrorsInPortuguese(t *testing.T) {
 	// Settings: time zone and branding (the organization's operation).
 	body = check("bad time zone", "/dashboard/test/settings", url.Values{"timezone": {"America/Recife_Nova"}, "display_name": {"Loja da Ana"}, "primary_color": {"#0A7C55"}},
 		http.StatusOK, `"America/Recife_Nova" não existe`)
+	is.True(strings.HasPrefix(dashError(body), "“Fuso horário (apenas exibição)” deve ser")) // named as the form names it
 	is.Equal(inputValue(body, "timezone"), "America/Recife_Nova")
 	is.Equal(inputValue(body, "display_name"), "Loja da Ana")
 	is.Equal(inputValue(body, "primary_color"), "#0A7C55")

@@ -534,6 +534,9 @@ func (s *Server) dashSettingsSave(q *dashReq) (*pages.Page, error) {
 	}
 	params := core.OrganizationParams{DashboardSettings: &core.DashboardSettingsParams{Timezone: &tz},
 		CheckoutSettings: &core.CheckoutSettingsParams{Branding: &core.BrandingParams{DisplayName: opt("display_name"), PrimaryColor: opt("primary_color"), LogoURL: opt("logo_url")}}}
+	q.labels = map[string]string{"dashboard_settings[timezone]": q.T("Time zone (display only)"),
+		"checkout_settings[branding][display_name]": q.T("Checkout display name"), "checkout_settings[branding][primary_color]": q.T("Checkout primary color (#RRGGBB)"),
+		"checkout_settings[branding][logo_url]": q.T("Checkout logo URL (https)")}
 	var org *domain.Organization
 	err := s.db.Write(q.r.Context(), func(tx *db.Tx) error {
 		var err error
