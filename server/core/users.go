@@ -332,22 +332,40 @@ func RemoveUser(tx *db.Tx, by *domain.User, id string) (*domain.User, error) {
 	if domain.RoleRank(by.Role) < domain.RoleRank(domain.RoleAdmin) {
 		return nil, domain.Forbidden("Your role does not allow this.")
 	}
-	if u.Role == domain.RoleOwner {
-		if by.Role != domain.RoleOwner {
-			return nil, domain.Conflict(domain.CodePermissionDenied, "Only an owner can remove an owner.")
-		}
-		n, err := tx.CountOwners(u.Organization)
-		if err != nil {
-			return nil, err
-		}
-		if n <= 1 {
-			return nil, domain.Conflict(domain.CodeResourceStateConflict, "An organization keeps at least one owner; make another person owner first.")
-		}
+	if u.Role == domain.RoleOwner && by.Role != domain.RoleOwner {
+		return nil, domain.Conflict(domain.CodePermissionDenied, "Only an owner can remove an owner.")
 	}
-	if err := tx.DeleteUser(u.ID); err != nil {
+	if err := removeUser(tx, u); err != nil {
 		return nil, err
 	}
 	return u, Audit(tx, by, "user.removed", u.ID, u.Email+" ("+u.Role+")")
+}
+
+// RemoveUserCommandLine is RemoveUser for the administration command (`troco user remove`): the
+// operator who (cli:$USER) stands for the person, and the last owner still stays.
+func RemoveUserCommandLine(tx *db.Tx, who, id string) (*domain.User, error) {
+	u, err := tx.FindUserByID(id)
+	if err != nil {
+		return nil, notFound(err, "id", "user", id)
+	}
+	if err := removeUser(tx, u); err != nil {
+		return nil, err
+	}
+	return u, AuditCommandLine(tx, u.Organization, who, "user.removed", u.ID, u.Email+" ("+u.Role+")")
+}
+
+// removeUser deletes u (sessions and sign-in links with it), keeping the organization's last owner.
+func removeUser(tx *db.Tx, u *domain.User) error {
+	if u.Role == domain.RoleOwner {
+		n, err := tx.CountOwners(u.Organization)
+		if err != nil {
+			return err
+		}
+		if n <= 1 {
+			return domain.Conflict(domain.CodeResourceStateConflict, "An organization keeps at least one owner; make another person owner first.")
+		}
+	}
+	return tx.DeleteUser(u.ID)
 }
 
 // SwitchTarget checks that the person signed in as current may move to their account targetID
