@@ -88,12 +88,26 @@ var ptBRErrors = map[string]string{
 	"advance must be a duration between 1s and the maximum, such as 24h or 30m.":           "O avanço deve ser uma duração de ao menos 1s, como 24h ou 30m.",
 }
 
+// ptBRKinds names, in Portuguese, the kinds of objects a "No such …" error names.
+var ptBRKinds = map[string]string{
+	"event": "evento", "webhook_endpoint": "endpoint de webhook", "api key": "chave de API", "user": "pessoa",
+	"organization": "organização", "customer": "cliente", "payment_intent": "pagamento", "invoice": "fatura",
+	"subscription": "assinatura", "checkout_session": "sessão de checkout", "dispute": "disputa",
+}
+
 // ErrorText is the message of an operation's error in lang: the English message, or its
 // translation from the error's format and values. An error with no translation is described by
 // its code and field in Portuguese rather than shown in English.
 func ErrorText(lang string, e *domain.Error) string {
 	if lang == "en" {
 		return e.Message
+	}
+	if e.Format == domain.NotFoundFormat && len(e.Args) == 2 {
+		kind := fmt.Sprint(e.Args[0])
+		if k, ok := ptBRKinds[kind]; ok {
+			kind = k
+		}
+		return fmt.Sprintf("Não existe %s com o id '%s'.", kind, e.Args[1])
 	}
 	if e.Format != "" {
 		if t, ok := ptBRErrors[e.Format]; ok {

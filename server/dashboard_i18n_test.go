@@ -81,6 +81,11 @@ func TestDashboardErrorsInPortuguese(t *testing.T) {
 		evID = ev["id"].(string)
 	}
 	check("resend without endpoint", "/dashboard/test/events/"+evID+"/resend", nil, http.StatusOK, "Nenhum endpoint de webhook ativo deste ambiente assina customer.created")
+	epID, _ := e.createEndpoint(e.Test, "https://example.com/hooks", "invoice.*")
+	check("resend unknown event", "/dashboard/test/webhooks/"+epID+"/resend", url.Values{"event": {"evt_nope"}}, http.StatusOK, "Não existe evento com o id 'evt_nope'")
+	check("resend unsubscribed", "/dashboard/test/webhooks/"+epID+"/resend", url.Values{"event": {evID}}, http.StatusOK, "não assina customer.created")
+	owner.post("/dashboard/test/webhooks/"+epID+"/disable", nil)
+	check("resend to disabled", "/dashboard/test/webhooks/"+epID+"/resend", url.Values{"event": {evID}}, http.StatusOK, "está desativado")
 
 	// API keys: the form's own checks and the operation's.
 	body = check("no scope", "/dashboard/test/api-keys", url.Values{"name": {"Loja"}, "environment": {"live"}, "expires_at": {"2031-05-01T10:00"}}, http.StatusOK, "Escolha ao menos um escopo")

@@ -104,10 +104,13 @@ func Missing(param string) *Error {
 		Format: "Missing required param: %s.", Args: []any{param}}
 }
 
+// NotFoundFormat is the message of NotFound.
+const NotFoundFormat = "No such %s: '%s'"
+
 // NotFound is a 404 resource_missing; param is "id" when the id came from the path.
 func NotFound(param, kind, id string) *Error {
-	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: CodeResourceMissing, Param: param, Message: fmt.Sprintf("No such %s: '%s'", kind, id),
-		Format: "No such %s: '%s'", Args: []any{kind, id}}
+	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: CodeResourceMissing, Param: param, Message: fmt.Sprintf(NotFoundFormat, kind, id),
+		Format: NotFoundFormat, Args: []any{kind, id}}
 }
 
 // Conflict is a 409 with the given code.
