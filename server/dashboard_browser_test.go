@@ -64,9 +64,6 @@ func TestBrowserDashboard(t *testing.T) {
 	first := await(t, rc, "customer.created")
 	u, _ := e.newUser(e.Org.ID, "owner@example.com", domain.RoleOwner)
 	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error { return core.SetPassword(tx, u.ID, "a long password") }))
-	// The same person in a second organization (same password): the header offers a switcher.
-	orgB, _ := e.NewOrg("Filial Recife", false)
-	e.withPassword(orgB.ID, "owner@example.com", domain.RoleAdmin, "a long password")
 	dev, _ := e.newUser(e.Org.ID, "dev@example.com", domain.RoleDeveloper)
 
 	// Sign in.
@@ -144,7 +141,13 @@ func TestBrowserDashboard(t *testing.T) {
 	is.True(strings.Contains(c.text("audit-table"), "user.removed"))
 	c.shootDashboard("settings")
 
-	// Switch to the other organization from the header.
+	// The same person in a second organization (same password): signed in again, the header
+	// offers a switcher; switch to the other organization from it.
+	orgB, _ := e.NewOrg("Filial Recife", false)
+	e.withPassword(orgB.ID, "owner@example.com", domain.RoleAdmin, "a long password")
+	c.do("sign out", chromedp.Click(".signout button", chromedp.ByQuery), chromedp.WaitVisible(tid("signin-form"), chromedp.ByQuery))
+	c.do("sign in again", chromedp.SendKeys("#email", "owner@example.com", chromedp.ByQuery), chromedp.SendKeys("#password", "a long password", chromedp.ByQuery),
+		chromedp.Click(tid("signin-submit"), chromedp.ByQuery), chromedp.WaitVisible(tid("org-switch"), chromedp.ByQuery))
 	c.do("switch org", chromedp.Evaluate(`document.querySelector("#org-switch").value = "`+e.usersOf(orgB.ID)["owner@example.com"]+`"; true`, nil),
 		chromedp.Click(tid("org-switch")+" button", chromedp.ByQuery))
 	c.waitTrue("switched", `(document.querySelector('#org-switch option:checked')?.textContent || "").includes("Filial Recife")`)
