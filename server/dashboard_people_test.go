@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	"github.com/pquerna/otp/totp"
 
 	"troco/db"
 	"troco/server"
@@ -251,4 +252,37 @@ func TestSigninAddress(t *testing.T) {
 	is.Equal(core.SigninAddress("[::ffff:203.0.113.7]:443"), "203.0.113.7")
 	is.Equal(core.SigninAddress("[2001:db8:1:2:aaaa::1]:443"), "2001:db8:1:2::/64")
 	is.Equal(core.SigninAddress("[2001:db8:1:2:bbbb::9]:443"), "2001:db8:1:2::/64") // one /64, one count
+}
+
+// Wrong authenticator codes count for the address too: once it is blocked, the second step is
+// refused even with the right code.
+func TestDashboardTOTPLimitedPerAddress(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	u := e.withPassword(e.Org.ID, "tina@example.com", domain.RoleOwner, "the real password")
+	key, err := totp.Generate(totp.GenerateOpts{Issuer: "troco", AccountName: u.Email})
+	is.NoErr(err)
+	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error { return tx.SetUserTOTP(u.ID, e.Config.Secrets.Seal(key.Secret()), true) }))
+	b := e.dashBrowser()
+	st, loc := b.signinWithPassword("tina@example.com", "the real password")
+	is.Equal(st, http.StatusSeeOther)
+	is.Equal(loc, "/dashboard/signin/totp")
+	// Earlier failures from this address, one short of the limit.
+	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		for i := 0; i < core.MaxSigninFailuresPerIP-1; i++ {
+			if _, err := core.RecordSigninAddressFailure(tx, "127.0.0.1"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	b.get("/dashboard/signin/totp")
+	st, body, _ := b.post("/dashboard/signin/totp", url.Values{"code": {"000000"}})
+	is.Equal(st, http.StatusTooManyRequests)
+	is.True(strings.Contains(dashError(body), "Tente de novo em 15 minutos"))
+	code, _ := totp.GenerateCode(key.Secret(), time.Now())
+	st, _, _ = b.post("/dashboard/signin/totp", url.Values{"code": {code}})
+	is.Equal(st, http.StatusTooManyRequests)
+	st, _, _ = b.get("/dashboard/test")
+	is.Equal(st, http.StatusSeeOther) // still not signed in
 }
