@@ -1000,3 +1000,7 @@ CREATE TABLE signin_ip_failures (
     window_start   INTEGER NOT NULL,
     blocked_until  INTEGER NOT NULL DEFAULT 0
 );
+
+-- migrate: 332
+-- The dashboard's page of one API key lists the requests made with it.
+CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);

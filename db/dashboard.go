@@ -253,6 +253,8 @@ func scanRequestLog(s scanner) (*domain.RequestLog, error) {
 // RequestLogFilter narrows a request log list.
 type RequestLogFilter struct {
 	ObjectID string
+	// KeyID lists the requests made with one API key.
+	KeyID string
 }
 
 // ListRequestLogs pages the request log of a scope, newest first.
@@ -262,6 +264,9 @@ func (tx *Tx) ListRequestLogs(s domain.Scope, f RequestLogFilter, p ListParams) 
 	w.add("livemode = ?", boolInt(s.Livemode))
 	if f.ObjectID != "" {
 		w.add("object_id = ?", f.ObjectID)
+	}
+	if f.KeyID != "" {
+		w.add("key_id = ?", f.KeyID)
 	}
 	return page(tx, "request_logs", requestLogCols, w, p, scanRequestLog)
 }

@@ -43,7 +43,8 @@ var ptBR = map[string]string{
 	"Switch organization": "Trocar de organização", "Now": "Agora", "Secret": "Segredo",
 	"Too many failed sign-ins from your network address. Try again in %d minutes.": "Muitas tentativas de acesso sem sucesso a partir do seu endereço de rede. Tente de novo em %d minutos.",
 	"The form could not be read.": "Não foi possível ler o formulário.", "Method not allowed.": "Método não permitido.",
-	"Sign in first.": "Entre primeiro.", "Internal error; request": "Erro interno; requisição",
+	"Requests made with this key": "Requisições feitas com esta chave",
+	"Sign in first.":              "Entre primeiro.", "Internal error; request": "Erro interno; requisição",
 }
 
 // T translates an English interface string into lang (pt-BR by default); unknown strings stay English.

@@ -218,6 +218,8 @@ func (s *Server) dashRoute(q *dashReq, post bool) {
 		rt = route{domain.RoleDeveloper, func(q *dashReq) (*pages.Page, error) { return s.dashWebhookAction(q, id, action) }}
 	case kind == "api-keys" && id == "" && !post:
 		rt = route{domain.RoleAdmin, func(q *dashReq) (*pages.Page, error) { return s.dashKeys(q, nil) }}
+	case kind == "api-keys" && id != "" && action == "" && !post:
+		rt = route{domain.RoleAdmin, func(q *dashReq) (*pages.Page, error) { return s.dashKey(q, id) }}
 	case kind == "api-keys" && id == "" && post:
 		rt = route{domain.RoleAdmin, s.dashKeyCreate}
 	case kind == "api-keys" && action == "revoke" && post:

@@ -191,7 +191,7 @@ func (s *Server) dashKeys(q *dashReq, p *pages.Page) (*pages.Page, error) {
 	revoked := &pages.Table{TestID: "revoked-keys-table", Headers: []string{q.T("Name"), q.T("Key"), q.T("Environment"), q.T("Last used"), q.T("Revoked by"), q.T("Revoked at"), q.T("Reason")}}
 	for _, k := range keys {
 		if !k.RevokedAt.IsZero() {
-			revoked.Rows = append(revoked.Rows, []pages.Cell{{Text: k.Name}, {Text: k.TokenHint, Code: true}, {Text: k.Environment}, {Text: q.when(k.LastUsedAt)},
+			revoked.Rows = append(revoked.Rows, []pages.Cell{{Text: k.Name, Href: q.link("api-keys", k.ID)}, {Text: k.TokenHint, Code: true}, {Text: k.Environment}, {Text: q.when(k.LastUsedAt)},
 				{Text: deref(k.RevokedBy)}, {Text: q.when(k.RevokedAt)}, {Text: deref(k.RevokeReason)}})
 			continue
 		}
@@ -199,7 +199,7 @@ func (s *Server) dashKeys(q *dashReq, p *pages.Page) (*pages.Page, error) {
 		if k.Expired(now) {
 			exp += " (" + q.T("expired") + ")"
 		}
-		active.Rows = append(active.Rows, []pages.Cell{{Text: k.Name}, {Text: k.TokenHint, Code: true}, {Text: strings.Join(k.Scopes, ", ")}, {Text: k.Environment},
+		active.Rows = append(active.Rows, []pages.Cell{{Text: k.Name, Href: q.link("api-keys", k.ID)}, {Text: k.TokenHint, Code: true}, {Text: strings.Join(k.Scopes, ", ")}, {Text: k.Environment},
 			{Text: q.when(k.CreatedAt)}, {Text: q.when(k.LastUsedAt)}, {Text: exp},
 			{Form: &pages.Form{Action: q.d.Base() + "/api-keys/" + k.ID + "/revoke", TestID: "key-revoke-" + k.ID, Submit: q.T("Revoke"), SubmitTestID: "key-revoke", Danger: true, Inline: true,
 				Inputs: []pages.Input{{Name: "reason", Label: q.T("Reason"), Kind: "text", Value: q.val("key-revoke-"+k.ID, "reason", "")}}}}})
@@ -232,6 +232,51 @@ func (s *Server) dashKeys(q *dashReq, p *pages.Page) (*pages.Page, error) {
 		p.Sections = append(p.Sections, pages.Section{Title: q.T("Audit trail"), Table: q.auditTable(audit)})
 	}
 	return p, nil
+}
+
+// dashKey shows one API key of the organization and the requests made with it in the page's
+// environment (newest first, the request log's 7 days).
+func (s *Server) dashKey(q *dashReq, id string) (*pages.Page, error) {
+	q.d.Active = "api-keys"
+	p := &pages.Page{}
+	err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {
+		k, err := tx.FindAPIKeyByID(id)
+		if err != nil || k.Organization != q.u.Org.ID {
+			return &dashNotFoundError{}
+		}
+		p.Title = k.Name
+		exp := q.when(k.ExpiresAt)
+		if k.Expired(s.cfg.Clock.Now()) {
+			exp += " (" + q.T("expired") + ")"
+		}
+		fields := []pages.Field{{Label: "ID", Value: k.ID, Code: true}, {Label: q.T("Key"), Value: k.TokenHint, Code: true}, {Label: q.T("Scopes"), Value: strings.Join(k.Scopes, ", ")},
+			{Label: q.T("Environment"), Value: k.Environment}, {Label: q.T("Created"), Value: q.when(k.CreatedAt)}, {Label: q.T("Last used"), Value: q.when(k.LastUsedAt)},
+			{Label: q.T("Expires"), Value: exp}}
+		if !k.RevokedAt.IsZero() {
+			fields = append(fields, pages.Field{Label: q.T("Revoked by"), Value: deref(k.RevokedBy)}, pages.Field{Label: q.T("Revoked at"), Value: q.when(k.RevokedAt)},
+				pages.Field{Label: q.T("Reason"), Value: deref(k.RevokeReason)})
+		}
+		p.Sections = append(p.Sections, pages.Section{Fields: fields})
+		// The key's requests live in its own environment.
+		scope := domain.Scope{OrgID: q.u.Org.ID, Livemode: k.Livemode}
+		logs, more, err := tx.ListRequestLogs(scope, db.RequestLogFilter{KeyID: k.ID}, q.listParams())
+		if err != nil {
+			return listErr(err)
+		}
+		ids := make([]string, len(logs))
+		for i, l := range logs {
+			ids[i] = l.ID
+		}
+		t := q.logsTable(logs)
+		if k.Livemode != q.scope.Livemode { // the log pages are per environment
+			for _, row := range t.Rows {
+				row[5].Href = "/dashboard/" + k.Environment + "/logs/" + row[5].Text
+			}
+		}
+		p.Sections = append(p.Sections, pages.Section{Title: q.T("Requests made with this key"), Table: t, Pager: q.pager(ids, more)})
+		return nil
+	})
+	return p, err
 }
 
 func (q *dashReq) auditTable(list []*domain.AuditEntry) *pages.Table {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -285,4 +286,39 @@ func TestDashboardTOTPLimitedPerAddress(t *testing.T) {
 	is.Equal(st, http.StatusTooManyRequests)
 	st, _, _ = b.get("/dashboard/test")
 	is.Equal(st, http.StatusSeeOther) // still not signed in
+}
+
+// An API key's page shows it and the requests made with it (only with it), to admins of its
+// organization.
+func TestDashboardAPIKeyPageListsItsRequests(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	admin := e.signedIn(e.Org.ID, "admin@example.com", domain.RoleAdmin)
+	_, body, _ := admin.post("/dashboard/test/api-keys", url.Values{"name": {"Loja <virtual>"}, "scope_read": {"read"}, "scope_write": {"write"}, "environment": {"live"}})
+	token := regexp.MustCompile(`ch_live_[A-Za-z0-9_-]{43}`).FindString(body) // shown once
+	is.True(strings.HasPrefix(token, "ch_live_"))
+	keyID := regexp.MustCompile(`/dashboard/test/api-keys/(key_[A-Za-z0-9]+)"`).FindStringSubmatch(body)[1]
+	e.Do("POST", "/v1/customers", token, map[string]any{"email": "ana@example.com"})
+	e.Do("GET", "/v1/customers", token, nil)
+	e.Do("GET", "/v1/customers", e.Live, nil) // another key: not listed
+	logs := waitLogs(t, e, domain.Scope{OrgID: e.Org.ID, Livemode: true}, db.RequestLogFilter{KeyID: keyID}, 2)
+	is.Equal(len(logs), 2)
+
+	st, body, _ := admin.get("/dashboard/test/api-keys/" + keyID)
+	is.Equal(st, http.StatusOK)
+	is.True(strings.Contains(body, "Loja &lt;virtual&gt;"))
+	is.True(strings.Contains(body, `data-testid="request-log-table"`))
+	is.Equal(strings.Count(body, `href="/dashboard/live/logs/`), 2) // its two requests, linked in their environment
+	for _, l := range logs {
+		is.True(strings.Contains(body, l.ID))
+	}
+
+	// Other people and organizations: refused or not found.
+	viewer := e.signedIn(e.Org.ID, "viewer@example.com", domain.RoleViewer)
+	st, _, _ = viewer.get("/dashboard/test/api-keys/" + keyID)
+	is.Equal(st, http.StatusForbidden)
+	other, _ := e.NewOrg("Outra", false)
+	stranger := e.signedIn(other.ID, "admin@outra.example", domain.RoleAdmin)
+	st, _, _ = stranger.get("/dashboard/test/api-keys/" + keyID)
+	is.Equal(st, http.StatusNotFound)
 }
