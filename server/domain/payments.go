@@ -263,6 +263,9 @@ type Refund struct {
 	Reason        *string  `json:"reason"`
 	Status        string   `json:"status"`
 	UpdatedAt     Time     `json:"updated_at"`
+	// Release marks, while the refund is being emitted, the refund that records the release of
+	// an uncaptured authorization (no money moved: no refund e-mail). Not stored.
+	Release bool `json:"-"`
 }
 
 // PaymentMethod is an instrument: a card (which can be saved on a customer), or the PIX or

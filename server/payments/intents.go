@@ -266,6 +266,11 @@ func (s *Service) cancel(tx *db.Tx, a domain.Actor, id string, p CancelParams) (
 		}
 	}
 	before := *pi
+	if pi.Status == domain.PIStatusRequiresCapture && pi.LatestCharge != nil {
+		if err := releaseAuthorization(tx, a, *pi.LatestCharge); err != nil {
+			return nil, err
+		}
+	}
 	if pi.LatestCharge != nil && (pi.Status == domain.PIStatusPending || pi.Status == domain.PIStatusRequiresAction) {
 		ch, err := tx.FindChargeByID(a.Scope, *pi.LatestCharge)
 		if err != nil {
@@ -294,6 +299,39 @@ func (s *Service) cancel(tx *db.Tx, a domain.Actor, id string, p CancelParams) (
 		return nil, err
 	}
 	return pi, emit(tx, a, "payment_intent.canceled", pi, &before)
+}
+
+// releaseAuthorization records the release of an uncaptured card authorization the way Stripe
+// shows it: the charge stays succeeded and captured false, and a refund of the whole authorized
+// amount (status succeeded, reason null) makes it refunded with amount_refunded = amount
+// (refund.created, charge.refunded). No money was taken, so no ledger entry is written and the
+// buyer gets no refund e-mail.
+func releaseAuthorization(tx *db.Tx, a domain.Actor, chargeID string) error {
+	ch, err := tx.FindChargeByID(a.Scope, chargeID)
+	if err != nil {
+		return err
+	}
+	if ch.Status != domain.ChargeStatusSucceeded || ch.Captured || ch.Refunded {
+		return nil
+	}
+	amount := ch.Amount - ch.AmountRefunded
+	r := &domain.Refund{Amount: amount, Charge: ch.ID, Currency: ch.Currency, PaymentIntent: ch.PaymentIntent, Status: "succeeded",
+		Metadata: domain.Metadata{}, Release: true}
+	if err := tx.CreateRefund(a.Scope, r); err != nil {
+		return err
+	}
+	chBefore := *ch
+	ch.AmountRefunded, ch.Refunded = ch.Amount, true
+	if err := tx.UpdateCharge(a.Scope, ch); err != nil {
+		return err
+	}
+	if ch, err = tx.FindChargeByID(a.Scope, ch.ID); err != nil {
+		return err
+	}
+	if err := emit(tx, a, "refund.created", r, nil); err != nil {
+		return err
+	}
+	return emit(tx, a, "charge.refunded", ch, &chBefore)
 }
 
 // CancelIfOpen cancels an intent that can still be canceled with reason and leaves any other
