@@ -275,6 +275,21 @@ func paymentMethodFor(tx *db.Tx, s domain.Scope, inv *domain.Invoice, id *string
 // invoice.paid; a past_due subscription without other arrears becomes active again.
 func markPaid(tx *db.Tx, a domain.Actor, inv *domain.Invoice, pi *domain.PaymentIntent) error {
 	before := *inv
+	if pi != nil && pi.AmountReceived > pi.Amount && pi.LatestCharge != nil {
+		// A PIX or boleto paid after the due date with its fine and interest: the invoice
+		// records what was paid on top of the amount the payment asked for.
+		ch, err := tx.FindChargeByID(a.Scope, *pi.LatestCharge)
+		if err != nil {
+			return err
+		}
+		// Only a payment issued before the due date carries them (it asked for the bare total),
+		// so they are the invoice's whole fine and interest.
+		fine, interest := lateFeesPaid(ch)
+		if fine+interest == pi.AmountReceived-pi.Amount {
+			inv.FineAmount, inv.InterestAmount = fine, interest
+			inv.SetTotals()
+		}
+	}
 	inv.Status = domain.InvoicePaid
 	inv.AmountPaid = inv.AmountDue
 	inv.AmountRemaining = 0
@@ -293,6 +308,18 @@ func markPaid(tx *db.Tx, a domain.Actor, inv *domain.Invoice, pi *domain.Payment
 		return err
 	}
 	return leaveArrears(tx, a, inv)
+}
+
+// lateFeesPaid returns the fine and interest a settled PIX or boleto charge collected on top of
+// its amount.
+func lateFeesPaid(ch *domain.Charge) (fine, interest int64) {
+	switch d := ch.PaymentMethodDetails; {
+	case d.Pix != nil:
+		return d.Pix.FineAmount, d.Pix.InterestAmount
+	case d.Boleto != nil:
+		return d.Boleto.FineAmount, d.Boleto.InterestAmount
+	}
+	return 0, 0
 }
 
 // Void voids an open or uncollectible invoice (nothing more is owed): a payment intent that can

@@ -437,6 +437,13 @@ func (s *Service) simulateAttempt(tx *db.Tx, a domain.Actor, pi *domain.PaymentI
 // resolve applies a settlement or expiry to the waiting intent pi and its charge chargeID;
 // paidWith says how a boleto híbrido was paid ("" is its barcode).
 func (s *Service) resolve(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, chargeID string, succeed bool, paidWith string) error {
+	return s.resolvePaid(tx, a, pi, chargeID, succeed, paidWith, -1)
+}
+
+// resolvePaid is resolve with the amount the payer paid as the processor reported it (a live
+// PIX charge with a due date paid late carries the PSP's multa and juros); paid < 0 means the
+// sandbox: the late fees of the charge's invoice are computed for now.
+func (s *Service) resolvePaid(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, chargeID string, succeed bool, paidWith string, paid int64) error {
 	ch, err := tx.FindChargeByID(a.Scope, chargeID)
 	if err != nil {
 		return err
@@ -446,8 +453,24 @@ func (s *Service) resolve(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, c
 		b := *ch.PaymentMethodDetails.Boleto // chBefore keeps its own copy
 		ch.PaymentMethodDetails.Boleto = &b
 	}
+	if ch.PaymentMethodDetails.Pix != nil {
+		p := *ch.PaymentMethodDetails.Pix
+		ch.PaymentMethodDetails.Pix = &p
+	}
 	if succeed {
 		settle(pi, ch, paidWith)
+		if ch.Captured {
+			fine, interest, err := s.lateFees(tx, a.Scope, pi, ch)
+			if err != nil {
+				return err
+			}
+			if paid >= 0 { // the processor's figure wins; the fine is the part of it the rate gives
+				late := max(paid-ch.Amount, 0)
+				fine = min(fine, late)
+				interest = late - fine
+			}
+			applyLateFees(pi, ch, fine, interest)
+		}
 	} else {
 		expire(pi, ch, ch.PaymentMethodDetails.Type)
 	}
@@ -583,4 +606,53 @@ func (s *Service) regenerateBoleto(tx *db.Tx, a domain.Actor, id string, p Regen
 		return nil, err
 	}
 	return pi, emit(tx, a, "payment_intent.updated", pi, &before)
+}
+
+// lateFees returns the fine and interest owed, at tx.Now, on top of the waiting PIX or boleto
+// charge ch of an invoice with late fees (fine_rate, interest_rate) paid after the invoice's due
+// instant: computed on the charge's amount exactly as the invoice's amount_due counts them. A
+// charge issued after the due instant already carries what was owed then (nothing more is
+// added); a boleto counts from its own due date when that is later (a due date on a weekend or
+// holiday is payable without charges until the end of the next business day).
+func (s *Service) lateFees(tx *db.Tx, sc domain.Scope, pi *domain.PaymentIntent, ch *domain.Charge) (fine, interest int64, err error) {
+	method := ch.PaymentMethodDetails.Type
+	if method != domain.MethodPix && method != domain.MethodBoleto {
+		return 0, 0, nil
+	}
+	inv, err := tx.FindInvoiceByPaymentIntent(sc, pi.ID)
+	if errors.Is(err, db.ErrNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if inv.DueDate.IsZero() || (inv.FineRate == 0 && inv.InterestRate == 0) || !ch.CreatedAt.Before(inv.DueDate.Time) {
+		return 0, 0, nil
+	}
+	due := inv.DueDate.Time
+	if b := ch.PaymentMethodDetails.Boleto; b != nil {
+		if d, err := boleto.ParseDate(b.DueDate); err == nil {
+			if from := s.Calendar.ChargesFrom(d.Time()); from.After(due) {
+				due = from
+			}
+		}
+	}
+	fine, interest = domain.LateCharges(ch.Amount, inv.FineRate, inv.InterestRate, due, tx.Now)
+	return fine, interest, nil
+}
+
+// applyLateFees adds the fine and interest paid to a settled charge (in memory): amount_captured
+// and the intent's amount_received include them, and the method's details show them.
+func applyLateFees(pi *domain.PaymentIntent, ch *domain.Charge, fine, interest int64) {
+	if fine+interest <= 0 {
+		return
+	}
+	ch.AmountCaptured = ch.Amount + fine + interest
+	pi.AmountReceived = ch.AmountCaptured
+	switch d := ch.PaymentMethodDetails; {
+	case d.Pix != nil:
+		d.Pix.FineAmount, d.Pix.InterestAmount = fine, interest
+	case d.Boleto != nil:
+		d.Boleto.FineAmount, d.Boleto.InterestAmount = fine, interest
+	}
 }
