@@ -63,3 +63,38 @@ func TestCancelUncapturedMarksChargeRefunded(t *testing.T) {
 	is.Equal(pch.Body["refunded"], false)
 	is.Equal(digNum(pch.Body, "amount_refunded"), int64(0))
 }
+
+// TestUncapturedAuthorizationExpiresAfterSevenDays: an authorization neither captured nor
+// canceled is canceled automatically seven days after it was made (Stripe's window): reason
+// automatic, the charge released (refunded, uncaptured), charge.expired; one captured in time
+// is not touched.
+func TestUncapturedAuthorizationExpiresAfterSevenDays(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.payIntent(e.Test, 8000, map[string]any{"capture_method": "manual"}).Str("id")
+	r := e.payConfirm(e.Test, id, map[string]any{"card": payCard("4242424242424242")})
+	is.Equal(r.Str("status"), "requires_capture")
+	chID := r.Str("latest_charge")
+	kept := e.payIntent(e.Test, 8000, map[string]any{"capture_method": "manual"}).Str("id")
+	e.payConfirm(e.Test, kept, map[string]any{"card": payCard("4242424242424242")})
+
+	e.advance(6 * 24 * time.Hour)
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+id, e.Test, nil).Str("status"), "requires_capture") // still in its window
+	is.Equal(e.Do("POST", "/v1/payment-intents/"+kept+"/capture", e.Test, map[string]any{}).Status, 200)
+	e.advance(24*time.Hour + time.Minute)
+
+	pi := e.Do("GET", "/v1/payment-intents/"+id, e.Test, nil)
+	is.Equal(pi.Str("status"), "canceled")
+	is.Equal(pi.Str("cancellation_reason"), "automatic")
+	ch := e.Do("GET", "/v1/charges/"+chID, e.Test, nil)
+	is.Equal(ch.Body["captured"], false)
+	is.Equal(ch.Body["refunded"], true)
+	is.Equal(digNum(ch.Body, "amount_refunded"), int64(8000))
+	is.Equal(len(e.payEvents(e.Test, "charge.expired", chID)), 1)
+	is.Equal(len(e.payEvents(e.Test, "payment_intent.canceled", id)), 1)
+	is.Equal(e.payCount(e.Test, "/v1/transactions?payment_intent="+id), 0)
+	is.Equal(e.Do("POST", "/v1/payment-intents/"+id+"/capture", e.Test, map[string]any{}).Status, 409) // too late
+
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+kept, e.Test, nil).Str("status"), "succeeded") // captured in time
+	is.Equal(len(e.Do("GET", "/v1/events?type=charge.expired", e.Test, nil).Data()), 1) // only the one left uncaptured
+}

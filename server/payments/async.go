@@ -36,7 +36,14 @@ const MaxBoletoDays = 365
 const (
 	ActionSucceed = "succeed"
 	ActionExpire  = "expire"
+	// ActionExpireAuthorization cancels an uncaptured card authorization AuthorizationWindow
+	// after it was made (test mode).
+	ActionExpireAuthorization = "expire_authorization"
 )
+
+// AuthorizationWindow is how long an uncaptured card authorization can be captured (Stripe's
+// seven days for online card payments); then the payment intent is canceled automatically.
+const AuthorizationWindow = 7 * 24 * time.Hour
 
 // dueDate resolves boleto_due_date: default 3 days after confirmation (SPEC 4.7), moved to the
 // next business day when that is a weekend or holiday; otherwise a civil YYYY-MM-DD from today up
@@ -459,6 +466,11 @@ func (s *Service) resolvePaid(tx *db.Tx, a domain.Actor, pi *domain.PaymentInten
 	}
 	if succeed {
 		settle(pi, ch, paidWith)
+		if pi.Status == domain.PIStatusRequiresCapture {
+			if err := scheduleAuthorizationExpiry(tx, a, pi, ch); err != nil {
+				return err
+			}
+		}
 		if ch.Captured {
 			fine, interest, err := s.lateFees(tx, a.Scope, pi, ch)
 			if err != nil {
@@ -538,6 +550,9 @@ func (s *Service) applyTransition(tx *db.Tx, t db.ScheduledTransition) error {
 	}
 	if err != nil {
 		return err
+	}
+	if t.Action == ActionExpireAuthorization {
+		return s.expireAuthorization(tx, domain.Actor{Scope: t.Scope}, pi, t.Charge)
 	}
 	if !pi.Waiting() || pi.LatestCharge == nil || *pi.LatestCharge != t.Charge {
 		return nil
@@ -655,4 +670,56 @@ func applyLateFees(pi *domain.PaymentIntent, ch *domain.Charge, fine, interest i
 	case d.Boleto != nil:
 		d.Boleto.FineAmount, d.Boleto.InterestAmount = fine, interest
 	}
+}
+
+// scheduleAuthorizationExpiry schedules the automatic cancellation of an uncaptured card
+// authorization (test mode; a live acquirer lets its authorization lapse on its own terms).
+func scheduleAuthorizationExpiry(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, ch *domain.Charge) error {
+	if a.Livemode {
+		return nil
+	}
+	return tx.ScheduleTransition(db.ScheduledTransition{Scope: a.Scope, PaymentIntent: pi.ID, Charge: ch.ID, Action: ActionExpireAuthorization,
+		DueAt: tx.Now.Add(AuthorizationWindow).Unix()})
+}
+
+// expireAuthorization cancels an intent still waiting for the capture of its authorization
+// chargeID, as Stripe does seven days after the authorization: the intent is canceled with
+// cancellation_reason automatic, the authorization released (the charge refunded, see
+// releaseAuthorization), and charge.expired emitted; the owner's hook runs as on a cancel.
+func (s *Service) expireAuthorization(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, chargeID string) error {
+	if pi.Status != domain.PIStatusRequiresCapture || pi.LatestCharge == nil || *pi.LatestCharge != chargeID {
+		return nil
+	}
+	reason := "automatic"
+	canceled, err := s.cancel(tx, a, pi.ID, CancelParams{CancellationReason: &reason})
+	if err != nil {
+		return err
+	}
+	ch, err := tx.FindChargeByID(a.Scope, chargeID)
+	if err != nil {
+		return err
+	}
+	if err := emit(tx, a, "charge.expired", ch, nil); err != nil {
+		return err
+	}
+	return s.afterSettle(tx, a, canceled)
+}
+
+// ExpireAuthorizationNow applies, in test mode, the automatic expiry an uncaptured authorization
+// gets after AuthorizationWindow (troco trigger charge.expired uses it so no one waits a week).
+func (s *Service) ExpireAuthorizationNow(tx *db.Tx, a domain.Actor, id string) (*domain.PaymentIntent, error) {
+	if a.Livemode {
+		return nil, domain.TestmodeRequired()
+	}
+	pi, err := s.GetIntent(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if pi.Status != domain.PIStatusRequiresCapture || pi.LatestCharge == nil {
+		return nil, stateError("payment intent", pi.ID, pi.Status, "expire the authorization of")
+	}
+	if err := s.expireAuthorization(tx, a, pi, *pi.LatestCharge); err != nil {
+		return nil, err
+	}
+	return s.GetIntent(tx, a.Scope, id)
 }

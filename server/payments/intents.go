@@ -397,6 +397,9 @@ func (s *Service) CaptureIntent(tx *db.Tx, a domain.Actor, id string, p CaptureP
 	if err != nil {
 		return nil, err
 	}
+	if err := tx.DeleteTransitions(a.Scope, pi.ID); err != nil {
+		return nil, err // the authorization's automatic expiry
+	}
 	before, chBefore := *pi, *ch
 	ch.Captured, ch.AmountCaptured = true, amount
 	if err := tx.UpdateCharge(a.Scope, ch); err != nil {
