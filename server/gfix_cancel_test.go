@@ -96,5 +96,5 @@ func TestUncapturedAuthorizationExpiresAfterSevenDays(t *testing.T) {
 	is.Equal(e.Do("POST", "/v1/payment-intents/"+id+"/capture", e.Test, map[string]any{}).Status, 409) // too late
 
 	is.Equal(e.Do("GET", "/v1/payment-intents/"+kept, e.Test, nil).Str("status"), "succeeded") // captured in time
-	is.Equal(len(e.Do("GET", "/v1/events?type=charge.expired", e.Test, nil).Data()), 1) // only the one left uncaptured
+	is.Equal(len(e.Do("GET", "/v1/events?type=charge.expired", e.Test, nil).Data()), 1)        // only the one left uncaptured
 }
