@@ -98,3 +98,25 @@ func TestUncapturedAuthorizationExpiresAfterSevenDays(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/payment-intents/"+kept, e.Test, nil).Str("status"), "succeeded") // captured in time
 	is.Equal(len(e.Do("GET", "/v1/events?type=charge.expired", e.Test, nil).Data()), 1)        // only the one left uncaptured
 }
+
+// TestLiveCancelUncapturedMarksChargeRefunded: in live mode the cancel voids the authorization at
+// the acquirer (Cielo) first, then shows the release on the charge as in test mode; no ledger
+// entry, no automatic expiry scheduled (the acquirer's window applies).
+func TestLiveCancelUncapturedMarksChargeRefunded(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	pi := e.payIntent(e.Live, 7000, map[string]any{"capture_method": "manual"}).Str("id")
+	r := e.payConfirm(e.Live, pi, map[string]any{"card": payCard(liveApprove)})
+	is.Equal(r.Str("status"), "requires_capture")
+	chID := r.Str("latest_charge")
+	c := e.Do("POST", "/v1/payment-intents/"+pi+"/cancel", e.Live, map[string]any{})
+	is.Equal(c.Status, 200)
+	is.Equal(c.Str("status"), "canceled")
+	ch := e.Do("GET", "/v1/charges/"+chID, e.Live, nil)
+	is.Equal(ch.Body["captured"], false)
+	is.Equal(ch.Body["refunded"], true)
+	is.Equal(digNum(ch.Body, "amount_refunded"), int64(7000))
+	is.Equal(len(dig(ch.Body, "refunds.data").([]any)), 1)
+	is.Equal(e.payCount(e.Live, "/v1/transactions?payment_intent="+pi), 0)
+	is.Equal(len(e.payEvents(e.Live, "charge.refunded", chID)), 1)
+}
