@@ -76,3 +76,20 @@ func TestEmailLinksAlwaysAbsolute(t *testing.T) {
 	}
 	is.True(kinds["receipt"] >= 2) // the renewal's receipt, made by the job, too
 }
+
+// TestJobMadeReceiptURLIsAbsolute: a receipt_url made by a job (a renewal) on a server without a
+// base URL is absolute on the listen address, like one made in a request.
+func TestJobMadeReceiptURLIsAbsolute(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "job@example.com"}).Str("id")
+	good := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano", 2990, map[string]any{"interval": "month"})
+	sub := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": good}).Str("id")
+	e.travel(e.sub(sub).Time("current_period_end").Add(time.Hour))
+	inv := e.Do("GET", "/v1/invoices/"+e.sub(sub).Str("latest_invoice"), e.Test, nil)
+	is.Equal(inv.Str("status"), "paid")
+	ch := e.Do("GET", "/v1/charges/"+inv.Str("charge"), e.Test, nil)
+	is.True(strings.HasPrefix(ch.Str("receipt_url"), e.URL()+"/receipts/"))
+	is.True(strings.HasPrefix(inv.Str("hosted_invoice_url"), e.URL()+"/invoices/"))
+}

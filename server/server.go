@@ -120,6 +120,7 @@ func New(cfg Config) *Server {
 	s.mailer = email.New(email.Options{DB: cfg.DB, Clock: cfg.Clock, Logger: cfg.Logger, Live: cfg.SMTP, BaseURL: s.outsideBase})
 	s.pay.Live, s.pay.Secrets, s.pay.Log = cfg.Live, cfg.Secrets, cfg.Logger
 	s.pay.Calendar = cfg.Calendar
+	s.pay.FallbackBase = s.outsideBase
 	key, err := pix.DeriveSigningKey(cfg.Secrets.DeriveKey("pix location signing"))
 	if err != nil {
 		panic(err) // DeriveKey returns 32 bytes: unreachable
