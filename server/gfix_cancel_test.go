@@ -120,3 +120,19 @@ func TestLiveCancelUncapturedMarksChargeRefunded(t *testing.T) {
 	is.Equal(e.payCount(e.Live, "/v1/transactions?payment_intent="+pi), 0)
 	is.Equal(len(e.payEvents(e.Live, "charge.refunded", chID)), 1)
 }
+
+// TestCancelReasonsTheCallerMayGive: the API accepts Stripe's four caller reasons; the ones troco
+// sets itself (automatic, void_invoice, …) are refused with 400 naming cancellation_reason.
+func TestCancelReasonsTheCallerMayGive(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.payIntent(e.Test, 1000, nil).Str("id")
+	for _, r := range []string{"automatic", "void_invoice", "expired", "failed_invoice"} {
+		c := e.Do("POST", "/v1/payment-intents/"+id+"/cancel", e.Test, map[string]any{"cancellation_reason": r})
+		is.Equal(c.Status, 400)
+		is.Equal(c.ErrParam(), "cancellation_reason")
+	}
+	c := e.Do("POST", "/v1/payment-intents/"+id+"/cancel", e.Test, map[string]any{"cancellation_reason": "abandoned"})
+	is.Equal(c.Status, 200)
+	is.Equal(c.Str("cancellation_reason"), "abandoned")
+}

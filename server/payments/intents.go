@@ -23,8 +23,14 @@ import (
 // AllMethods are the payment method types an intent offers by default.
 var AllMethods = []string{domain.MethodCreditCard, domain.MethodPix, domain.MethodBoleto}
 
-// CancellationReasons are the accepted cancellation_reason values (Stripe's).
+// CancellationReasons are the cancellation_reason values an intent can carry (Stripe's): the
+// first four a caller may give (PublicCancellationReasons); troco sets the others itself
+// (automatic: an authorization that expired; void_invoice: its invoice was voided; …).
 var CancellationReasons = []string{"duplicate", "fraudulent", "requested_by_customer", "abandoned", "automatic", "expired", "failed_invoice", "void_invoice"}
+
+// PublicCancellationReasons are the cancellation_reason values POST /v1/payment-intents/{id}/cancel
+// accepts (Stripe's).
+var PublicCancellationReasons = CancellationReasons[:4]
 
 func confirmable(status string) bool {
 	return status == domain.PIStatusRequiresPaymentMethod || status == domain.PIStatusRequiresConfirmation
@@ -218,6 +224,9 @@ type CancelParams struct {
 // fails with payment_canceled). Succeeded and processing intents cannot be canceled. The
 // AfterSettle hook then runs, so the checkout session of the intent follows.
 func (s *Service) CancelIntent(tx *db.Tx, a domain.Actor, id string, p CancelParams) (*domain.PaymentIntent, error) {
+	if p.CancellationReason != nil && !slices.Contains(PublicCancellationReasons, *p.CancellationReason) {
+		return nil, domain.Invalid("cancellation_reason", "cancellation_reason must be one of duplicate, fraudulent, requested_by_customer or abandoned.")
+	}
 	pi, err := s.cancel(tx, a, id, p)
 	if err != nil {
 		return nil, err
