@@ -152,7 +152,7 @@ func (s *Server) rateLimitedPerMinute(w http.ResponseWriter, r *http.Request, k 
 	if k.Livemode {
 		limit = apiV1LivePerMinute
 	}
-	ok, remaining, wait, full := s.limiter.take("api:"+k.ID, float64(limit), float64(limit)/60)
+	ok, remaining, wait, full := s.limiter.window("api:"+k.ID, limit, time.Minute)
 	h := w.Header()
 	h.Set("RateLimit-Limit", strconv.Itoa(limit))
 	h.Set("RateLimit-Remaining", strconv.Itoa(remaining))
@@ -237,8 +237,8 @@ func shaped[T any](v T) json.RawMessage {
 	return out
 }
 
-// lowerCurrency rewrites the currency codes of a JSON request body to the lowercase the domain
-// takes (metadata values are the caller's own and stay as sent). A body that is not a valid JSON
+// lowerCurrency rewrites the currency code BRL of a JSON request body to the brl the domain takes
+// (metadata values are the caller's own and stay as sent). A body that is not a valid JSON
 // object is returned as is, for the decoder to name what is wrong.
 func lowerCurrency(body []byte) []byte {
 	if !bytes.Contains(body, []byte(`"currency"`)) {
@@ -271,8 +271,8 @@ func lowerCurrencyIn(v any) (changed bool) {
 				continue
 			}
 			if c, ok := x.(string); ok && k == "currency" {
-				if l := strings.ToLower(c); l != c {
-					t[k], changed = l, true
+				if c == "BRL" { // the code as answered; other spellings stay, for the domain to refuse
+					t[k], changed = "brl", true
 				}
 				continue
 			}

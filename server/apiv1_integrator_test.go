@@ -44,11 +44,18 @@ func TestAPIV1CurrencyAsAnswered(t *testing.T) {
 	is.Equal(prices[0].(map[string]any)["currency"], "BRL")
 	is.Equal(e.Do("POST", "/api/v1/products", e.Test, map[string]any{"name": "Outro",
 		"default_price_data": map[string]any{"unit_amount": 100, "currency": "brl"}}).Status, 201)
-	// Another currency is still refused, naming the field.
-	r := e.Do("POST", "/api/v1/products", e.Test, map[string]any{"name": "X",
-		"default_price_data": map[string]any{"unit_amount": 100, "currency": "USD"}})
-	is.Equal(r.Status, 400)
-	is.Equal(r.ErrParam(), "default_price_data[currency]")
+	// Another currency or spelling is still refused, naming the field.
+	for _, cur := range []string{"USD", "Brl"} {
+		r := e.Do("POST", "/api/v1/products", e.Test, map[string]any{"name": "X",
+			"default_price_data": map[string]any{"unit_amount": 100, "currency": cur}})
+		is.Equal(r.Status, 400)
+		is.Equal(r.ErrParam(), "default_price_data[currency]")
+	}
+	// The document says so: its request bodies take brl or BRL.
+	schemas := openAPIDoc(t, e, "/api/v1/openapi.json")["components"].(map[string]any)["schemas"].(map[string]any)
+	is.Equal(schemas["Currency"].(map[string]any)["enum"], []any{"brl", "BRL"})
+	priceData := schemas["PriceData"].(map[string]any)["properties"].(map[string]any)["currency"].(map[string]any)
+	is.Equal(priceData["enum"], []any{"brl", "BRL"})
 	// The stored metadata is the caller's value on /v1 too.
 	v1 := e.Do("GET", "/v1/products/"+p.Str("id"), e.Test, nil)
 	is.Equal(v1.Body["metadata"], map[string]any{"currency": "reais"})

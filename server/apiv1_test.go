@@ -423,6 +423,24 @@ func TestAPIV1RateLimit(t *testing.T) {
 	is.True(r.Header.Get("RateLimit-Reset") != "")
 	// /v1 keeps its own per-second limit.
 	is.Equal(e.Do("GET", "/v1/products", e.Test, nil).Status, 200)
+
+	// A count per minute, not a bucket that refills: 60 now and 40 half a minute later use the
+	// budget until the first 60 are a minute old.
+	e2 := newEnv(t, func(c *server.Config) { c.RateLimit = true })
+	for i := 0; i < 60; i++ {
+		is.Equal(e2.Do("GET", "/api/v1/products", e2.Test, nil).Status, 200)
+	}
+	e2.Clock.Advance(30 * time.Second)
+	for i := 0; i < 40; i++ {
+		is.Equal(e2.Do("GET", "/api/v1/products", e2.Test, nil).Status, 200)
+	}
+	r = e2.Do("GET", "/api/v1/products", e2.Test, nil)
+	is.Equal(r.Status, http.StatusTooManyRequests) // 101 in one minute
+	is.Equal(r.Header.Get("Retry-After"), "30")    // when the first 60 are a minute old
+	e2.Clock.Advance(30 * time.Second)
+	r = e2.Do("GET", "/api/v1/products", e2.Test, nil)
+	is.Equal(r.Status, 200)
+	is.Equal(r.Header.Get("RateLimit-Remaining"), "59")
 }
 
 // normalize drops, at any depth, the fields that differ between two subscriptions made for two

@@ -129,6 +129,12 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 		answers["Unauthorized"] = map[string]any{"description": "`authentication_failed` (type `authentication_error`): no credentials; an unknown, revoked or expired API key; an access token that is forged, expired, of another issuer or audience, or whose key was revoked; on the customer-portal path, an unknown or expired customer session token.",
 			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/ErrorResponse"}}}}
 	}
+	// Request bodies take the currency as this interface answers it (BRL) or as /v1 does (brl).
+	acceptUpperCurrency(schemas)
+	if cur, ok := schemas["Currency"].(map[string]any); ok {
+		delete(cur, "const")
+		cur["enum"], cur["description"] = []string{"brl", "BRL"}, "ISO 4217: `BRL` (as answered) or `brl`."
+	}
 	errs := map[string]any{}
 	for code, name := range map[string]string{"400": "BadRequest", "401": "Unauthorized", "403": "Forbidden", "404": "NotFound", "409": "Conflict", "429": "RateLimited", "500": "ServerError"} {
 		errs[code] = map[string]any{"$ref": "#/components/responses/" + name}
@@ -286,6 +292,31 @@ func pauseSchema(schemas map[string]any) any {
 	}
 	out["type"] = "object" // here the pause itself, never null
 	return out
+}
+
+// acceptUpperCurrency widens every currency property that takes only brl to brl or BRL.
+func acceptUpperCurrency(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		if props, ok := t["properties"].(map[string]any); ok {
+			if cur, ok := props["currency"].(map[string]any); ok {
+				if cur["const"] == "brl" {
+					delete(cur, "const")
+					cur["enum"] = []string{"brl", "BRL"}
+				}
+				if e, ok := cur["enum"].([]any); ok && len(e) == 1 && e[0] == "brl" {
+					cur["enum"] = []string{"brl", "BRL"}
+				}
+			}
+		}
+		for _, x := range t {
+			acceptUpperCurrency(x)
+		}
+	case []any:
+		for _, x := range t {
+			acceptUpperCurrency(x)
+		}
+	}
 }
 
 func jsonResponse(desc string, schema any) map[string]any {
