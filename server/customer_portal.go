@@ -281,8 +281,9 @@ func (s *Server) handlePortalCard() http.Handler {
 		}
 		card := &payments.CardParams{Number: strings.ReplaceAll(r.PostForm.Get("number"), " ", ""), ExpMonth: month, ExpYear: year,
 			CVC: r.PostForm.Get("cvc"), HolderName: r.PostForm.Get("holder_name")}
+		var setupIntent string // kept between the runs of a live save (reserve, call, apply)
 		err := s.hostedWrite(r.Context(), func(tx *db.Tx) error {
-			_, err := s.billingService().ReplaceCard(tx, s.hostedActor(r, pb.Scope), pb.Session.Customer, card)
+			_, err := s.billingService().ReplaceCard(tx, s.hostedActor(r, pb.Scope), pb.Session.Customer, card, &setupIntent)
 			return err
 		})
 		s.portalDone(w, r, err, "card_saved")
