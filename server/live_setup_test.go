@@ -193,3 +193,45 @@ func TestLivePortalReplacesTheCardAndTheRenewalChargesIt(t *testing.T) {
 	is.True(strings.HasSuffix(masked, "4444")) // the replaced card, charged by its Cielo token
 	e.noSecretsInLogs(t, liveSecond)
 }
+
+// TestLiveTrialCheckoutSavesTheCardAtCielo: a live subscription-mode checkout session with a
+// trial and payment_method_collection always charges nothing now and saves the card at Cielo
+// (it used to fail, the card could not be saved without a payment); the first renewal, at the
+// trial's end, charges that card by its token. A card Cielo refuses leaves the session open.
+func TestLiveTrialCheckoutSavesTheCardAtCielo(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	price := e.coPrice(e.Live, "Plano", 4990, map[string]any{"interval": "month", "trial_period_days": 7})
+	cs := e.coSession(e.Live, map[string]any{"line_items": []any{map[string]any{"price": price, "quantity": 1}}})
+	is.Equal(cs.Str("mode"), "subscription")
+	id := cs.Str("id")
+
+	e.Cielo.RefuseNextTokens(1)
+	r := e.Do("POST", "/v1/checkout-sessions/"+id+"/confirm", e.Live, map[string]any{"card": payCard(liveApprove), "customer_email": "ana@example.com"})
+	is.Equal(r.Status, 402)
+	is.Equal(r.ErrCode(), "invalid_request")
+	is.Equal(e.Do("GET", "/v1/checkout-sessions/"+id, e.Live, nil).Str("status"), "open")
+
+	r = e.Do("POST", "/v1/checkout-sessions/"+id+"/confirm", e.Live, map[string]any{"card": payCard(liveApprove), "customer_email": "ana@example.com"})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "complete")
+	is.Equal(r.Str("payment_status"), "no_payment_required")
+	is.Equal(e.Cielo.TokenCount(), 1)
+	is.Equal(e.Cielo.ChargeCount(), 0)
+	sub := e.Do("GET", "/v1/subscriptions/"+r.Str("subscription"), e.Live, nil)
+	is.Equal(sub.Str("status"), "trialing")
+	pm := sub.Str("default_payment_method")
+	is.True(pm != "")
+	_, err := e.sealedToken(pm)
+	is.NoErr(err)
+	is.Equal(len(e.Do("GET", "/v1/customers?email=ana@example.com", e.Live, nil).Data()), 1) // one customer across the runs
+
+	e.Clock.Advance(sub.Time("trial_end").Sub(e.Clock.Now()) + time.Second)
+	is.NoErr(e.Jobs.RunDue(context.Background()))
+	sub = e.Do("GET", "/v1/subscriptions/"+sub.Str("id"), e.Live, nil)
+	is.Equal(sub.Str("status"), "active")
+	is.Equal(e.Do("GET", "/v1/invoices/"+sub.Str("latest_invoice"), e.Live, nil).Str("status"), "paid")
+	is.Equal(e.Cielo.ChargeCount(), 1)
+	_, byToken := e.Cielo.LastSaleCard()
+	is.True(byToken)
+}
