@@ -55,10 +55,16 @@ func TestLiveSetupIntentSavesTheCardAtCielo(t *testing.T) {
 
 	// The saved card pays by its token: a subscription's first invoice.
 	price := e.coPrice(e.Live, "Plano", 4990, map[string]any{"interval": "month"})
-	s := e.Do("POST", "/v1/subscriptions", e.Live, map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm})
+	body := map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm}
+	s := e.Do("POST", "/v1/subscriptions", e.Live, body, "Idempotency-Key", "live-sub-1")
 	is.Equal(s.Status, 200)
 	is.Equal(s.Str("status"), "active") // the create answers after the charge is applied
 	is.Equal(e.Do("GET", "/v1/invoices/"+s.Str("latest_invoice"), e.Live, nil).Str("status"), "paid")
+	is.Equal(e.Cielo.ChargeCount(), 1)
+	again := e.Do("POST", "/v1/subscriptions", e.Live, body, "Idempotency-Key", "live-sub-1")
+	is.Equal(again.Header.Get("Idempotent-Replayed"), "true") // the stored answer is the final one
+	is.Equal(again.Str("id"), s.Str("id"))
+	is.Equal(again.Str("status"), "active")
 	is.Equal(e.Cielo.ChargeCount(), 1)
 	masked, byToken := e.Cielo.LastSaleCard()
 	is.True(byToken)
