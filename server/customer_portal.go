@@ -143,7 +143,7 @@ func (s *Server) handlePortalHome() http.Handler {
 			if p.Customer, err = tx.FindCustomerByID(pb.Scope, pb.Session.Customer); err != nil {
 				return err
 			}
-			p.Zone = domain.CustomerZone(p.Customer)
+			p.Zone, p.Now = domain.CustomerZone(p.Customer), tx.Now
 			if p.Subscriptions, _, err = tx.ListSubscriptions(pb.Scope, db.SubscriptionFilter{Customer: p.Customer.ID}, db.ListParams{Limit: 50}); err != nil {
 				return err
 			}
