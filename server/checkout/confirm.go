@@ -169,27 +169,34 @@ func (svc *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParam
 }
 
 // sessionSetupIntent returns the setup intent that saves the card of a free subscription
-// session for its customer (metadata checkout_session), creating it on the first confirmation.
+// session, creating it for customer on the first confirmation (linked to the session, so the
+// run that applies a live processor's answer finds it, and its customer, again).
 func (svc *Service) sessionSetupIntent(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, customer string) (*domain.SetupIntent, error) {
-	list, _, err := tx.ListSetupIntents(a.Scope, db.SetupIntentFilter{Customer: customer}, db.ListParams{Limit: 20})
+	si, err := tx.FindCheckoutSetupIntent(a.Scope, cs.ID)
+	if err == nil && si.Status != domain.SetupStatusSucceeded {
+		return si, nil
+	}
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return nil, err
+	}
+	si, err = svc.Payments.CreateSetupIntent(tx, a, payments.SetupIntentParams{Customer: customer,
+		Metadata: domain.Opt[map[string]string]{Set: true, V: map[string]string{"checkout_session": cs.ID}}})
 	if err != nil {
 		return nil, err
 	}
-	for _, si := range list {
-		if si.Metadata["checkout_session"] == cs.ID && si.Status != domain.SetupStatusCanceled && si.Status != domain.SetupStatusSucceeded {
-			return si, nil
-		}
-	}
-	return svc.Payments.CreateSetupIntent(tx, a, payments.SetupIntentParams{Customer: customer,
-		Metadata: domain.Opt[map[string]string]{Set: true, V: map[string]string{"checkout_session": cs.ID}}})
+	return si, tx.LinkSetupIntentToCheckout(a.Scope, si.ID, cs.ID)
 }
 
 // completeFree completes a session with nothing to charge now: no_payment_required, or a
 // subscription whose first charge waits for a trial (the card is saved first when
 // payment_method_collection is always).
 func (svc *Service) completeFree(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, before *domain.CheckoutSession, p ConfirmParams) (*domain.CheckoutSession, error) {
-	customer, err := svc.resolveCustomer(tx, a, cs, p.BillingAddress)
-	if err != nil {
+	var customer string
+	if si, err := tx.FindCheckoutSetupIntent(a.Scope, cs.ID); err == nil && si.Customer != nil {
+		customer = *si.Customer // an earlier run of this confirmation resolved it
+	} else if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return nil, err
+	} else if customer, err = svc.resolveCustomer(tx, a, cs, p.BillingAddress); err != nil {
 		return nil, err
 	}
 	var pmID *string
@@ -205,15 +212,8 @@ func (svc *Service) completeFree(tx *db.Tx, a domain.Actor, cs *domain.CheckoutS
 		// processor in live mode (two-phase: this confirmation runs again once the processor
 		// answered, and finds the same setup intent).
 		si, err = svc.Payments.ConfirmSetupIntent(tx, a, si.ID, payments.SetupConfirmParams{Card: p.Card, PaymentMethod: p.PaymentMethod})
-		if payments.PendingOf(err) != nil {
-			cs.Customer = &customer // the next run resolves the same customer
-			if uerr := tx.UpdateCheckoutSession(a.Scope, cs); uerr != nil {
-				return nil, uerr
-			}
-			return nil, err
-		}
 		if err != nil {
-			return nil, err // a decline is recorded on the setup intent; the session stays open
+			return nil, err // pending (live), or a decline recorded on the setup intent: the session stays open
 		}
 		if si.Status != domain.SetupStatusSucceeded || si.PaymentMethod == nil {
 			return nil, domain.Conflict("processor_call_in_progress", "The card is still being saved with the card processor; confirm this checkout session again in a minute.")
