@@ -399,8 +399,15 @@ func TestSubscriptionCancelPauseResume(t *testing.T) {
 
 	// At period end.
 	a := mk()
-	is.Equal(e.Do("POST", "/v1/subscriptions/"+a, e.Test, map[string]any{"cancel_at_period_end": true}).Str("status"), "active")
+	set := e.Do("POST", "/v1/subscriptions/"+a, e.Test, map[string]any{"cancel_at_period_end": true})
+	is.Equal(set.Str("status"), "active")
 	end := e.sub(a).Time("current_period_end")
+	is.Equal(set.Time("cancel_at"), end) // Stripe's convention: cancel_at is when it will end
+	unset := e.Do("POST", "/v1/subscriptions/"+a, e.Test, map[string]any{"cancel_at_period_end": false})
+	is.Equal(unset.Body["cancel_at"], nil)
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+a, e.Test, map[string]any{"cancel_at_period_end": true}).Time("cancel_at"), end)
+	created := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm, "cancel_at_period_end": true})
+	is.Equal(created.Time("cancel_at"), created.Time("current_period_end"))
 	e.travel(end)
 	s := e.sub(a)
 	is.Equal(s.Str("status"), "canceled")

@@ -95,6 +95,11 @@ func (svc *Service) Update(tx *db.Tx, a domain.Actor, id string, p UpdateParams)
 	}
 	if p.CancelAtPeriodEnd != nil {
 		sub.CancelAtPeriodEnd = *p.CancelAtPeriodEnd
+		// Stripe's convention: cancel_at is the instant a subscription set to cancel will end.
+		sub.CancelAt = domain.Time{}
+		if sub.CancelAtPeriodEnd {
+			sub.CancelAt = sub.CurrentPeriodEnd
+		}
 	}
 	if p.Coupon.Set {
 		if p.Coupon.Null || p.Coupon.V == "" {
