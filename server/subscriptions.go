@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"time"
@@ -97,18 +98,30 @@ func (s *Server) renewOneByOne(ctx context.Context, svc *billing.Service, now ti
 // stored for an Idempotency-Key) shows the subscription as the charge left it: active, not
 // incomplete. More than one reservation (none today) is made after answering instead.
 func (s *Server) billingMutate(w http.ResponseWriter, r *http.Request, op func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error)) {
+	s.billingMutateAs(w, r, http.StatusOK, op)
+}
+
+// billingMutateAs is billingMutate answering ok on success (/api/v1: 201 on creation).
+func (s *Server) billingMutateAs(w http.ResponseWriter, r *http.Request, ok int, op func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error)) {
 	svc := s.billingService()
 	var reserved *billing.PendingCall
 	var first any
-	s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+	s.mutateAs(w, r, ok, func(tx *db.Tx, a domain.Actor) (any, error) {
 		if reserved != nil {
 			// The run after the call: apply its answer, answer the object as it is now.
 			if err := svc.ApplyCall(tx, *reserved); err != nil {
 				return nil, err
 			}
 			svc.TakePending() // an unknown outcome reserved again: the reconciliation follows it
-			if sub, ok := first.(*domain.Subscription); ok {
-				return billing.Get(tx, a.Scope, sub.ID)
+			sub, err := billing.Get(tx, a.Scope, reserved.Subscription())
+			if err != nil {
+				return nil, err
+			}
+			switch first.(type) {
+			case *domain.Subscription:
+				return sub, nil
+			case json.RawMessage: // /api/v1's shape of the subscription
+				return shaped(sub), nil
 			}
 			return first, nil
 		}

@@ -93,6 +93,9 @@ type PendingCall struct {
 // Pending is the reserved call, for an adapter that makes it itself (payments.PendingError).
 func (c PendingCall) Pending() *payments.Pending { return c.p }
 
+// Subscription is the id of the subscription whose invoice the call pays.
+func (c PendingCall) Subscription() string { return c.sub }
+
 // ApplyCall applies the recorded answer of a reserved call to its subscription (Apply).
 func (svc *Service) ApplyCall(tx *db.Tx, c PendingCall) error { return svc.Apply(tx, c.scope, c.sub) }
 
