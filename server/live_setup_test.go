@@ -245,3 +245,33 @@ func TestLiveTrialCheckoutSavesTheCardAtCielo(t *testing.T) {
 	_, byToken := e.Cielo.LastSaleCard()
 	is.True(byToken)
 }
+
+// TestLiveAPIV1PortalSavesTheCardAtCielo: the /api/v1 customer-portal path saves a new card in
+// live mode through Cielo (the same setup intent across the reserve and apply runs) and makes it
+// the subscription's default; a refused card is a 402 that changes nothing.
+func TestLiveAPIV1PortalSavesTheCardAtCielo(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	cus := e.payCustomer(e.Live, "ana@example.com")
+	si := e.Do("POST", "/v1/setup-intents", e.Live, map[string]any{"customer": cus}).Str("id")
+	pm := e.Do("POST", "/v1/setup-intents/"+si+"/confirm", e.Live, map[string]any{"card": payCard(liveApprove)}).Str("payment_method")
+	price := e.coPrice(e.Live, "Plano", 4990, map[string]any{"interval": "month"})
+	sub := e.Do("POST", "/v1/subscriptions", e.Live, map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm}).Str("id")
+	ps := e.Do("POST", "/v1/customer-portal-sessions", e.Live, map[string]any{"customer": cus, "return_url": "https://acme.example/conta"})
+	tok := ps.Str("customer_session_token")
+
+	e.Cielo.RefuseNextTokens(1)
+	r := e.Do("POST", "/api/v1/customer-portal/payment-methods", tok, map[string]any{"card": payCard(liveSecond)})
+	is.Equal(r.Status, 402)
+	is.Equal(r.ErrCode(), "invalid_request")
+	is.Equal(e.Do("GET", "/v1/subscriptions/"+sub, e.Live, nil).Str("default_payment_method"), pm)
+
+	r = e.Do("POST", "/api/v1/customer-portal/payment-methods", tok, map[string]any{"card": payCard(liveSecond)})
+	is.Equal(r.Status, 201)
+	newPM := r.Str("id")
+	is.Equal(e.Do("GET", "/v1/subscriptions/"+sub, e.Live, nil).Str("default_payment_method"), newPM)
+	_, err := e.sealedToken(newPM)
+	is.NoErr(err)
+	is.Equal(e.Cielo.TokenCount(), 2)
+	is.Equal(len(e.Do("GET", "/v1/setup-intents?customer="+cus, e.Live, nil).Data()), 3) // one per attempt, none left over
+}
