@@ -986,6 +986,13 @@ ALTER TABLE customers ADD COLUMN preferred_locales TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE charges ADD COLUMN receipt_url TEXT;
 
 
+-- migrate: 300
+-- The setup intent that saves the card of a free (trial) subscription-mode checkout session: a
+-- live save runs in two phases, and the confirmation run that applies the processor's answer
+-- finds the same setup intent (and its customer) by the session.
+ALTER TABLE setup_intents ADD COLUMN checkout_session_id TEXT;
+CREATE INDEX setup_intents_checkout ON setup_intents (org_id, livemode, checkout_session_id) WHERE checkout_session_id IS NOT NULL;
+
 -- migrate: 310
 -- Monthly recurring revenue (/api/v1 metrics): each subscription's recurring amount normalized to
 -- one month (domain.Subscription.MonthlyAmount: per item unit_amount × quantity ÷ interval_count,
