@@ -21,12 +21,12 @@ import (
 // requests). Besides ns/op and allocations it reports what the payment costs the single
 // writer, which is what bounds the rate and is far less sensitive to a shared machine's load:
 //
-//	go test ./server -run '^$' -bench '^BenchmarkPayment$' -benchmem -count 3
+//		go test ./server -run '^$' -bench '^BenchmarkPayment$' -benchmem -count 3
 //
-//   - writer-µs/op: time the writer spent in BEGIN, the requests' transactions and COMMIT;
-//   - commit-µs/op: of which in COMMIT;
-//   - stmts/op: statements the writer ran (SAVEPOINT/RELEASE, BEGIN/COMMIT shares included);
-//   - cpu-µs/op: the process's CPU time (client and server).
+//	  - writer-µs/op: time the writer spent in BEGIN, the requests' transactions and COMMIT;
+//	  - commit-µs/op: of which in COMMIT;
+//	  - stmts/op: statements the writer ran (SAVEPOINT/RELEASE, BEGIN/COMMIT shares included);
+//	  - cpu-µs/op: the process's CPU time (client and server).
 func BenchmarkPayment(b *testing.B) {
 	e := newBenchEnv(b)
 	confirm := []byte(`{"payment_method_type":"credit_card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`)
