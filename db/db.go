@@ -566,3 +566,27 @@ func (tx *Tx) TableSizes() (map[string]int64, error) {
 	}
 	return out, translate(rows.Err(), "table sizes")
 }
+
+// DeleteInBatches runs del (a DELETE of at most limit rows) in successive write transactions
+// until one removes fewer than batch rows or ctx ends, and returns the total removed. Each
+// batch is its own commit, so a large backlog of expired rows never holds the writer for long
+// and requests interleave with the batches; several replicas running it at once only share
+// the work (a row is deleted once).
+func (d *DB) DeleteInBatches(ctx context.Context, batch int, del func(tx *Tx, limit int) (int64, error)) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := d.Write(ctx, func(tx *Tx) error {
+			var err error
+			n, err = del(tx, batch)
+			return err
+		})
+		total += n
+		if err != nil || n < int64(batch) {
+			return total, err
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
+}

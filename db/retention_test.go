@@ -1,0 +1,61 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"troco/server/clock"
+)
+
+// TestDeleteInBatches: a backlog larger than one batch is removed entirely, batch after batch
+// (each its own commit), and rows still inside the retention period are kept.
+func TestDeleteInBatches(t *testing.T) {
+	is := is.New(t)
+	clk := clock.NewOffset(clock.Real{}, -48*time.Hour)
+	d := openTest(t, Options{Clock: clk})
+	store := func(prefix string, n int) {
+		err := d.Write(context.Background(), func(tx *Tx) error {
+			for i := range n {
+				if err := tx.StoreIdempotentResponse("org_1", false, fmt.Sprintf("%s-%d", prefix, i), 0, IdempotentResponse{Fingerprint: "f", Status: 200, Body: []byte("{}")}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		is.NoErr(err)
+	}
+	store("old", 4500) // two days ago
+	clk.Advance(48 * time.Hour)
+	store("new", 30) // now
+	batches := d.WriterStats().Batches
+	cutoff := time.Now().Add(-24 * time.Hour).Unix()
+	n, err := d.DeleteInBatches(context.Background(), 2000, func(tx *Tx, limit int) (int64, error) {
+		return tx.DeleteExpiredIdempotencyKeys(cutoff, limit)
+	})
+	is.NoErr(err)
+	is.Equal(n, int64(4500))                            // every expired key
+	is.Equal(d.WriterStats().Batches-batches, int64(3)) // 2,000 + 2,000 + 500: three commits
+	var left int
+	err = d.Read(context.Background(), func(tx *Tx) error {
+		return tx.q.QueryRow("SELECT COUNT(*) FROM idempotency_keys").Scan(&left)
+	})
+	is.NoErr(err)
+	is.Equal(left, 30) // the keys of the last day stay
+	r, err := findKey(d, "new-7")
+	is.NoErr(err)
+	is.Equal(r.Status, 200)
+}
+
+func findKey(d *DB, key string) (*IdempotentResponse, error) {
+	var r *IdempotentResponse
+	err := d.Read(context.Background(), func(tx *Tx) error {
+		var err error
+		r, err = tx.FindIdempotentResponse("org_1", false, key, 0)
+		return err
+	})
+	return r, err
+}
