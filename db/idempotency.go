@@ -17,6 +17,9 @@ func (tx *Tx) FindIdempotentResponse(orgID string, livemode bool, key string, no
 	if err != nil {
 		return nil, translate(err, "find idempotency key")
 	}
+	if r.Body, err = unpackJSON(r.Body); err != nil {
+		return nil, err
+	}
 	return &r, nil
 }
 
@@ -27,7 +30,7 @@ func (tx *Tx) StoreIdempotentResponse(orgID string, livemode bool, key string, n
 		return translate(err, "expire idempotency key")
 	}
 	_, err := tx.exec("INSERT INTO idempotency_keys (org_id, livemode, idem_key, fingerprint, response_status, response_body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		orgID, boolInt(livemode), key, r.Fingerprint, r.Status, r.Body, tx.now())
+		orgID, boolInt(livemode), key, r.Fingerprint, r.Status, packJSON(r.Body), tx.now())
 	return translate(err, "store idempotency key")
 }
 

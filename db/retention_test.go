@@ -59,3 +59,31 @@ func findKey(d *DB, key string) (*IdempotentResponse, error) {
 	})
 	return r, err
 }
+
+// TestPackJSON: documents round-trip packed or plain, small ones stay plain, plain rows written
+// before packing read as they were, and a text that happens to start with the format byte is
+// still read back exactly.
+func TestPackJSON(t *testing.T) {
+	is := is.New(t)
+	doc := []byte(`{"id":"pi_VcE60zMYauCNh2KIKbFunfww","object":"payment_intent","amount":19901,"currency":"brl","status":"succeeded","metadata":{"order_id":"1"},"description":"Pedido 1","livemode":false}`)
+	packed := packJSON(doc)
+	is.Equal(packed[0], byte(packV1))
+	t.Logf("%d bytes packed to %d", len(doc), len(packed))
+	is.True(len(packed) < len(doc)*3/4) // the dictionary knows the shape
+	got, err := unpackJSON(packed)
+	is.NoErr(err)
+	is.Equal(string(got), string(doc))
+	small := []byte(`{"id":"cus_1"}`)
+	is.Equal(string(packJSON(small)), string(small)) // not worth packing
+	got, err = unpackJSON(small)
+	is.NoErr(err)
+	is.Equal(string(got), string(small))
+	odd := "\x01not json"
+	stored, ok := packText(odd).([]byte)
+	is.True(ok) // packed although short
+	back, err := unpackText(string(stored))
+	is.NoErr(err)
+	is.Equal(back, odd)
+	_, err = unpackJSON([]byte{packV1, 0xff, 0xff})
+	is.True(err != nil) // corrupt data is an error, never garbage
+}

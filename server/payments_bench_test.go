@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sort"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -124,19 +125,40 @@ func TestPaymentStorage(t *testing.T) {
 	for i := range 20 {
 		pay(i, true)
 	}
-	time.Sleep(100 * time.Millisecond) // the request log is written in the background
-	start := sizes()
-	for i := range n {
-		pay(1000+i, true)
+	measure := func(key bool, from int) map[string]int64 {
+		time.Sleep(200 * time.Millisecond) // the request log is written in the background
+		start := sizes()
+		for i := range n {
+			pay(from+i, key)
+		}
+		time.Sleep(200 * time.Millisecond)
+		end := sizes()
+		growth := map[string]int64{}
+		for name, v := range end {
+			if d := v - start[name]; d > 0 {
+				growth[name] = d
+			}
+		}
+		return growth
 	}
-	time.Sleep(200 * time.Millisecond)
-	end := sizes()
-	var total int64
-	for name, v := range end {
-		if d := v - start[name]; d > 0 {
-			total += d
-			t.Logf("%-40s %8.0f bytes/payment", name, float64(d)/float64(n))
+	plain := measure(false, 1000)
+	keyed := measure(true, 1000+n)
+	names := make([]string, 0, len(keyed))
+	for name := range keyed {
+		names = append(names, name)
+	}
+	for name := range plain {
+		if _, ok := keyed[name]; !ok {
+			names = append(names, name)
 		}
 	}
-	t.Logf("total: %.0f bytes per payment (%d payments, Idempotency-Key on both requests)", float64(total)/float64(n), n)
+	sort.Slice(names, func(i, j int) bool { return keyed[names[i]] > keyed[names[j]] })
+	var tp, tk int64
+	t.Logf("%-40s %14s %14s", "table or index", "no key", "Idempotency-Key")
+	for _, name := range names {
+		tp += plain[name]
+		tk += keyed[name]
+		t.Logf("%-40s %14.0f %14.0f", name, float64(plain[name])/float64(n), float64(keyed[name])/float64(n))
+	}
+	t.Logf("%-40s %14.0f %14.0f   bytes per payment (create + confirm, %d payments each)", "total", float64(tp)/float64(n), float64(tk)/float64(n), n)
 }
