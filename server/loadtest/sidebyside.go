@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -21,8 +22,12 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 	if err != nil {
 		return err
 	}
-	if out, err := exec.Command(mock, "-version").CombinedOutput(); err == nil {
-		fmt.Printf("stripe-mock %s", out)
+	if out, err := exec.Command("go", "version", "-m", mock).Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) >= 3 && f[0] == "mod" {
+				fmt.Printf("stripe-mock: %s %s (%s)\n", f[1], f[2], mock)
+			}
+		}
 	}
 
 	// Cold start and idle memory.
@@ -96,8 +101,9 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 			if err != nil {
 				return err
 			}
+			rss := procStatus(s.cmd.Process.Pid, "VmRSS")
 			res, err := runLoad(c, s.url, s.cacert, s.token, s.cmd.Process.Pid)
-			res.peakRSS = procStatus(s.cmd.Process.Pid, "VmHWM")
+			res.peakRSS, res.startRSS, res.ready = procStatus(s.cmd.Process.Pid, "VmHWM"), rss, s.ready
 			if stopErr := s.stop(); err == nil {
 				err = stopErr
 			}
@@ -120,8 +126,9 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 				return err
 			}
 			c.stripe, c.insecure = true, true
+			rss = procStatus(m.cmd.Process.Pid, "VmRSS")
 			res, err = runLoad(c, m.url, "", "sk_test_123", m.cmd.Process.Pid)
-			res.peakRSS = procStatus(m.cmd.Process.Pid, "VmHWM")
+			res.peakRSS, res.startRSS, res.ready = procStatus(m.cmd.Process.Pid, "VmHWM"), rss, m.ready
 			stopMock(m)
 			if err != nil {
 				return fmt.Errorf("stripe-mock %s: %w", sc, err)
