@@ -431,7 +431,8 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	printBanner(env, cfg, org, bootKey, caPath, unshown, mailbox)
 	if bootKey != nil && cfg.sandboxKey == "" {
-		if err := store.Write(ctx, func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
+		// The banner is out: record that even if a shutdown began meanwhile (not ctx).
+		if err := store.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
 			return err
 		}
 	}
