@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -86,4 +87,28 @@ func TestPackJSON(t *testing.T) {
 	is.Equal(back, odd)
 	_, err = unpackJSON([]byte{packV1, 0xff, 0xff})
 	is.True(err != nil) // corrupt data is an error, never garbage
+}
+
+// TestStoreIdempotentResponseOneStatement: a new key is stored, a live one is a conflict (the
+// first response stays), an expired one is replaced.
+func TestStoreIdempotentResponseOneStatement(t *testing.T) {
+	is := is.New(t)
+	clk := clock.NewOffset(clock.Real{}, 0)
+	d := openTest(t, Options{Clock: clk})
+	store := func(body string, notBefore int64) error {
+		return d.Write(context.Background(), func(tx *Tx) error {
+			return tx.StoreIdempotentResponse("org_1", false, "k", notBefore, IdempotentResponse{Fingerprint: body, Status: 200, Body: []byte(body)})
+		})
+	}
+	is.NoErr(store(`{"n":1}`, 0))
+	err := store(`{"n":2}`, time.Now().Add(-24*time.Hour).Unix())
+	is.True(errors.Is(err, ErrConflict)) // a live key: the concurrent request lost
+	r, err := findKey(d, "k")
+	is.NoErr(err)
+	is.Equal(string(r.Body), `{"n":1}`)
+	clk.Advance(25 * time.Hour)
+	is.NoErr(store(`{"n":3}`, time.Now().Add(time.Hour).Unix())) // expired: replaced
+	r, err = findKey(d, "k")
+	is.NoErr(err)
+	is.Equal(string(r.Body), `{"n":3}`)
 }
