@@ -2,14 +2,17 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
 
 	"troco/server/clock"
+	"troco/server/domain"
 )
 
 // TestDeleteInBatches: a backlog larger than one batch is removed entirely, batch after batch
@@ -112,3 +115,45 @@ func TestStoreIdempotentResponseOneStatement(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(string(r.Body), `{"n":3}`)
 }
+
+// TestEventsPackedAndPlain: events written now are stored packed and found by their object's
+// id; an event row written before packing (plain JSON) reads the same way.
+func TestEventsPackedAndPlain(t *testing.T) {
+	is := is.New(t)
+	d := openTest(t, Options{})
+	s := domain.Scope{OrgID: "org_1"}
+	obj := &domain.Customer{ID: "cus_packed", Object: "customer", Email: strPtrT("ana@example.com"), Metadata: domain.Metadata{"order": "1"},
+		Description: strPtrT(strings.Repeat("a long description ", 10))}
+	var id string
+	err := d.Write(context.Background(), func(tx *Tx) error {
+		e := &domain.Event{Type: "customer.created", Data: domain.EventData{Object: obj}}
+		if err := tx.InsertEvent(s, e); err != nil {
+			return err
+		}
+		id = e.ID
+		_, err := tx.q.Exec(`INSERT INTO events (id, org_id, livemode, type, data, object_id, created_at) VALUES ('evt_old', 'org_1', 0, 'customer.updated', ?, 'cus_packed', 1)`,
+			`{"object":{"id":"cus_packed","object":"customer"},"previous_attributes":{"email":null}}`)
+		return err
+	})
+	is.NoErr(err)
+	var stored []byte
+	err = d.Read(context.Background(), func(tx *Tx) error {
+		if err := tx.q.QueryRow("SELECT data FROM events WHERE id = ?", id).Scan(&stored); err != nil {
+			return err
+		}
+		evs, err := tx.ListEventsForObject(s, "cus_packed", 10)
+		if err != nil {
+			return err
+		}
+		is.Equal(len(evs), 2)
+		is.Equal(evs[0].ID, "evt_old") // plain, as written before packing
+		is.Equal(evs[0].Data.PreviousAttributes, map[string]any{"email": nil})
+		is.Equal(evs[1].ID, id)
+		is.True(strings.Contains(string(evs[1].Data.Object.(json.RawMessage)), `"email":"ana@example.com"`))
+		return nil
+	})
+	is.NoErr(err)
+	is.Equal(stored[0], byte(packV1)) // stored packed
+}
+
+func strPtrT(s string) *string { return &s }

@@ -5,6 +5,7 @@
 // start and idle memory. See docs/PERFORMANCE.md.
 //
 //	go run ./server/loadtest -spawn -scenario create -runs 3
+//	go run ./server/loadtest -spawn -scenario sidebyside -runs 3   # troco and stripe-mock side by side
 //	go run ./server/loadtest -url https://127.0.0.1:8443 -cacert troco-data/ca.pem -token ch_test_… -scenario retrieve
 package main
 
@@ -69,7 +70,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.cacert, "cacert", "", "PEM CA certificate that signed the server certificate")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "skip certificate verification")
 	fs.StringVar(&cfg.token, "token", "", "ch_test_… API key with read and write scopes")
-	fs.StringVar(&cfg.scenario, "scenario", "create", "create | retrieve | mixed (10% create, 80% retrieve, 10% list) | payments (create + confirm a card payment intent) | startup (needs -spawn)")
+	fs.StringVar(&cfg.scenario, "scenario", "create", "create | retrieve | mixed (10% create, 80% retrieve, 10% list) | payments (create + confirm a card payment intent) | pi-create | pi-retrieve | startup (needs -spawn) | sidebyside (needs -spawn: troco and stripe-mock, see docs/PERFORMANCE.md)")
 	fs.IntVar(&cfg.conns, "c", 32, "concurrent connections (one worker each)")
 	fs.DurationVar(&cfg.duration, "d", 10*time.Second, "measured duration (after warm-up)")
 	fs.Int64Var(&cfg.iterations, "n", 0, "measure this many scenario iterations instead of -d")
