@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
