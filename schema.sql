@@ -1028,3 +1028,11 @@ CREATE TABLE signin_ip_failures (
 -- migrate: 332
 -- The dashboard's page of one API key lists the requests made with it.
 CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);
+
+-- migrate: 350
+-- Event payloads are stored packed (S2 with a preset dictionary, see db/pack.go), so the
+-- index of an object's events reads the object's id from its own column rather than from the JSON.
+ALTER TABLE events ADD COLUMN object_id TEXT NOT NULL DEFAULT '';
+UPDATE events SET object_id = COALESCE(json_extract(data, '$.object.id'), '') WHERE json_valid(data);
+DROP INDEX events_object;
+CREATE INDEX events_object ON events (org_id, livemode, object_id, seq);
