@@ -1021,3 +1021,8 @@ CREATE TABLE signin_ip_failures (
 -- migrate: 332
 -- The dashboard's page of one API key lists the requests made with it.
 CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);
+
+-- migrate: 375
+-- The last authenticator time step accepted for a person: a code is accepted once (RFC 6238
+-- 5.2), so a code seen over someone's shoulder or phished cannot open a second session.
+ALTER TABLE users ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
