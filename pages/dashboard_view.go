@@ -49,6 +49,11 @@ func (d *Dash) Nav() []NavItem {
 	}
 	out := make([]NavItem, 0, len(keys))
 	for _, k := range keys {
+		// Pages the person's role cannot open are not offered (the server refuses them anyway):
+		// API keys are for owners and admins, request logs for developers and above.
+		if (k.k == "api-keys" && d.Role != "owner" && d.Role != "admin") || (k.k == "logs" && d.Role == "viewer") {
+			continue
+		}
 		href := d.Base() + "/" + k.k
 		if k.k == "home" {
 			href = d.Base()

@@ -333,3 +333,25 @@ func TestDashboardEscapesCallerText(t *testing.T) {
 	_, body, _ := b.get("/dashboard/test/customers/" + c.Str("id"))
 	is.True(strings.Contains(body, "&lt;script&gt;"))
 }
+
+// The navigation offers each person only the pages their role opens: a viewer sees neither API
+// keys nor request logs (both answer 403 to them), a developer sees the request logs but not the
+// keys, an admin sees both.
+func TestDashboardNavigationFollowsRole(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, c := range []struct {
+		role       string
+		keys, logs bool
+	}{{domain.RoleViewer, false, false}, {domain.RoleDeveloper, false, true}, {domain.RoleAdmin, true, true}, {domain.RoleOwner, true, true}} {
+		b := e.signedIn(e.Org.ID, c.role+"@example.com", c.role)
+		st, body, _ := b.get("/dashboard/test/payments")
+		is.Equal(st, http.StatusOK)
+		is.Equal(strings.Contains(body, `href="/dashboard/test/api-keys"`), c.keys)
+		is.Equal(strings.Contains(body, `href="/dashboard/test/logs"`), c.logs)
+		st, _, _ = b.get("/dashboard/test/api-keys")
+		is.Equal(st == http.StatusOK, c.keys)
+		st, _, _ = b.get("/dashboard/test/logs")
+		is.Equal(st == http.StatusOK, c.logs)
+	}
+}
