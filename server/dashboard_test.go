@@ -355,3 +355,36 @@ func TestDashboardNavigationFollowsRole(t *testing.T) {
 		is.Equal(st == http.StatusOK, c.logs)
 	}
 }
+
+// A webhook endpoint changed through the API (created, updated, its secret rotated, deleted) is
+// in the owners' audit trail with the key that changed it, as the dashboard's own changes are
+// with the person.
+func TestDashboardAuditTrailRecordsAPIWebhookChanges(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	ep := e.Do("POST", "/v1/webhook-endpoints", e.Test, map[string]any{"url": "https://example.com/hooks", "enabled_events": []string{"*"}})
+	is.Equal(ep.Status, 200)
+	id := ep.Str("id")
+	is.Equal(e.Do("POST", "/v1/webhook-endpoints/"+id, e.Test, map[string]any{"url": "https://example.com/other"}).Status, 200)
+	is.Equal(e.Do("POST", "/v1/webhook-endpoints/"+id+"/rotate-secret", e.Test, map[string]any{}).Status, 200)
+	is.Equal(e.Do("DELETE", "/v1/webhook-endpoints/"+id, e.Test, nil).Status, 200)
+
+	var keyID string
+	is.NoErr(e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		keys, err := tx.ListAPIKeys(e.Org.ID)
+		for _, k := range keys {
+			if !k.Livemode {
+				keyID = k.ID
+			}
+		}
+		return err
+	}))
+	is.True(keyID != "")
+	owner := e.signedIn(e.Org.ID, "owner@example.com", domain.RoleOwner)
+	_, body, _ := owner.get("/dashboard/test/settings")
+	for _, action := range []string{"webhook_endpoint.created", "webhook_endpoint.updated", "webhook_endpoint.rotate-secret", "webhook_endpoint.deleted"} {
+		is.True(strings.Contains(body, action))
+	}
+	is.True(strings.Contains(body, "api:"+keyID))
+	is.True(strings.Contains(body, "https://example.com/other"))
+}
