@@ -37,6 +37,15 @@ func (d *Dash) OtherEnv() string {
 	return "live"
 }
 
+// SwitchHref is where the test/live switch leads: the same page in the other environment (its
+// home for the home page, whose URL has no page name).
+func (d *Dash) SwitchHref() string {
+	if d.Active == "" || d.Active == "home" {
+		return "/dashboard/" + d.OtherEnv()
+	}
+	return "/dashboard/" + d.OtherEnv() + "/" + d.Active
+}
+
 // NavItem is one entry of the navigation.
 type NavItem struct{ Key, Label, Href string }
 

@@ -388,3 +388,21 @@ func TestDashboardAuditTrailRecordsAPIWebhookChanges(t *testing.T) {
 	is.True(strings.Contains(body, "api:"+keyID))
 	is.True(strings.Contains(body, "https://example.com/other"))
 }
+
+// The test/live switch leads to the same page in the other environment, the home page included
+// (whose URL has no page name).
+func TestDashboardEnvSwitchFromHome(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	b := e.signedIn(e.Org.ID, "owner@example.com", domain.RoleOwner)
+	for _, c := range []struct{ from, to string }{
+		{"/dashboard/test", "/dashboard/live"}, {"/dashboard/live", "/dashboard/test"}, {"/dashboard/test/payments", "/dashboard/live/payments"},
+	} {
+		_, body, _ := b.get(c.from)
+		m := regexp.MustCompile(`data-testid="env-switch" href="([^"]+)"`).FindStringSubmatch(body)
+		is.True(m != nil)
+		is.Equal(m[1], c.to)
+		st, _, _ := b.get(m[1])
+		is.Equal(st, http.StatusOK)
+	}
+}
