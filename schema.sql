@@ -1036,3 +1036,8 @@ ALTER TABLE events ADD COLUMN object_id TEXT NOT NULL DEFAULT '';
 UPDATE events SET object_id = COALESCE(json_extract(data, '$.object.id'), '') WHERE json_valid(data);
 DROP INDEX events_object;
 CREATE INDEX events_object ON events (org_id, livemode, object_id, seq);
+
+-- migrate: 375
+-- The last authenticator time step accepted for a person: a code is accepted once (RFC 6238
+-- 5.2), so a code seen over someone's shoulder or phished cannot open a second session.
+ALTER TABLE users ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
