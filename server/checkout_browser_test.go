@@ -163,10 +163,7 @@ func (c *chrome) shoot(name string) {
 		if v.mobile {
 			opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
 		}
-		ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
-		var png []byte
-		err := chromedp.Run(ctx, chromedp.EmulateViewport(v.width, v.height, opts...), chromedp.Sleep(150*time.Millisecond), chromedp.FullScreenshot(&png, 100))
-		cancel()
+		png, err := fullScreenshot(c.ctx, v.width, v.height, opts)
 		if err != nil {
 			c.t.Fatalf("screenshot %s: %v", name, err)
 		}
@@ -394,4 +391,22 @@ func TestBrowserPixAuthorization(t *testing.T) {
 	br.do("approve", chromedp.Click(tid("simulate-approve"), chromedp.ByQuery), chromedp.WaitNotPresent(tid("simulate-approve"), chromedp.ByQuery))
 	is.True(strings.Contains(br.text("pixauth-status"), "aprovada"))
 	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+r.Str("id"), e.Test, nil).Str("status"), "approved")
+}
+
+// fullScreenshot takes a full-page screenshot at the given viewport. A page still being laid out
+// right after a navigation (a loaded machine) can refuse one ("0 width", "not attached to an
+// active page"): it waits for the body and tries up to three times.
+func fullScreenshot(parent context.Context, width, height int64, opts []chromedp.EmulateViewportOption) ([]byte, error) {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		ctx, cancel := context.WithTimeout(parent, 20*time.Second)
+		var png []byte
+		err = chromedp.Run(ctx, chromedp.WaitReady("body"), chromedp.EmulateViewport(width, height, opts...), chromedp.Sleep(150*time.Millisecond), chromedp.FullScreenshot(&png, 100))
+		cancel()
+		if err == nil {
+			return png, nil
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	return nil, err
 }
