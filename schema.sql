@@ -985,3 +985,8 @@ ALTER TABLE customers ADD COLUMN preferred_locales TEXT NOT NULL DEFAULT '[]';
 -- A charge's receipt_url: the hosted receipt page, signed so only its holder opens it.
 ALTER TABLE charges ADD COLUMN receipt_url TEXT;
 
+
+-- migrate: 340
+-- Live Pix Automático: a recurrence's call is found by the PSP's idRec (its webhook, its
+-- charges).
+CREATE INDEX processor_calls_processor_id ON processor_calls (processor_id, kind);

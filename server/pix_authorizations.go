@@ -32,6 +32,9 @@ func (s *Server) handlePixAuthCreate() http.Handler {
 			return
 		}
 		p.Origin = s.origin(r)
+		// The id is chosen once: a live authorization is created by the run that applies the
+		// PSP's answer.
+		p.ID = domain.NewID(domain.PrefixPixAuthorization)
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreatePixAuthorization(tx, a, p) })
 	})
 }

@@ -149,6 +149,11 @@ func New(cfg Config) *Server {
 		}
 		return invoices.IntentSettled(tx, a, pi)
 	}
+	// A live Pix Automático attempt decided later (reconciliation, the PSP's webhook) reaches
+	// the invoice it pays, and the subscription's retries.
+	s.pay.PixAutoSettled = func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
+		return s.billingService().PixAutoSettled(tx, a, pi)
+	}
 	// A checkout session's intent is paid through its session: its rules hold on every interface.
 	s.pay.Owner = checkout.OwnerRules()
 	if cfg.BaseURL != "" && cfg.DB != nil {

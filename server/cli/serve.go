@@ -457,6 +457,13 @@ func serve(ctx context.Context, env Env, args []string) error {
 			} else {
 				log.Info("pix: webhook registered", "webhook", hook)
 			}
+			// Pix Automático: the PSP posts recurrences to hook + "/rec", recurring charges to
+			// hook + "/cobr". A PSP without Pix Automático refuses; reconciliation still polls.
+			if err := liveSetup.pix.RegisterRecWebhooks(regCtx, hook); err != nil {
+				log.Warn("pix automatico: webhook registration failed; recurrences and recurring charges are still followed by reconciliation", "webhook", hook, "err", err)
+			} else {
+				log.Info("pix automatico: webhooks registered", "webhook", hook)
+			}
 		}()
 	}
 	if liveSetup.router == nil {
