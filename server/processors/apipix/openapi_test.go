@@ -1,6 +1,7 @@
 package apipix
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -128,6 +129,8 @@ func TestTypesMatchTheAPIPixOpenAPI(t *testing.T) {
 	for path, methods := range map[string][]string{
 		"/cob/{txid}": {"put", "get"}, "/pix/{e2eid}": {"get"}, "/pix": {"get"},
 		"/pix/{e2eid}/devolucao/{id}": {"put"}, "/webhook/{chave}": {"put", "get"}, "/cobv/{txid}": {"put", "get"},
+		"/locrec": {"post"}, "/rec": {"post", "get"}, "/rec/{idRec}": {"get", "patch"}, "/cobr/{txid}": {"put", "get"},
+		"/cobr/{txid}/retentativa/{data}": {"post"}, "/webhookrec": {"put"}, "/webhookcobr": {"put"},
 	} {
 		p, ok := paths[path].(map[string]any)
 		if !ok {
@@ -154,6 +157,16 @@ func TestTypesMatchTheAPIPixOpenAPI(t *testing.T) {
 		{DevolucaoSolicitada{}, schema("DevolucaoSolicitada")},
 		{Devolucao{}, schema("Devolucao")},
 		{WebhookConfig{}, schema("WebhookSolicitado")},
+		{PayloadLocationRecSolicitada{}, schema("PayloadLocationRecSolicitada")},
+		{PayloadLocationRecGerada{}, schema("PayloadLocationRecGerada")},
+		{RecSolicitada{}, schema("RecSolicitada")},
+		{RecCompleta{}, schema("RecCompleta")},
+		{RecsConsultadas{}, schema("RecsConsultadas")},
+		{RecRevisada{}, schema("RecRevisada")},
+		{CobRSolicitada{}, schema("CobRSolicitada")},
+		{CobRCompleta{}, schema("CobRCompleta")},
+		{WebhookRecConfig{}, schema("WebhookRecSolicitado")},
+		{WebhookRecConfig{}, schema("WebhookCobRSolicitado")},
 	} {
 		typ := reflect.TypeOf(c.typ)
 		if c.schema == nil {
@@ -173,5 +186,33 @@ func TestTypesMatchTheAPIPixOpenAPI(t *testing.T) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("charge status %s is not in the API Pix (%s)", want, joined)
 		}
+	}
+	// The Pix Automático statuses troco reads, exactly the API Pix's enums.
+	for name, want := range map[string][]string{
+		"RecStatus":  {RecCriada, RecAprovada, RecRejeitada, RecExpirada, RecCancelada},
+		"CobRStatus": {CobRCriada, CobRAtiva, CobRConcluida, CobRExpirada, CobRRejeitada, CobRCancelada},
+	} {
+		props := properties(doc, node(doc, "#/components/schemas/"+name))
+		got := []string{}
+		for _, e := range props["status"]["enum"].([]any) {
+			got = append(got, e.(string))
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: the API Pix has %v, troco reads %v", name, got, want)
+		}
+	}
+	tentativa := properties(doc, node(doc, "#/components/schemas/CobRTentativas"))["tentativas"]["items"].(map[string]any)
+	var states []string
+	for _, e := range properties(doc, tentativa)["status"]["enum"].([]any) {
+		states = append(states, e.(string))
+	}
+	for _, want := range []string{TentativaPaga, TentativaRejeitada, TentativaExpirada, TentativaCancelada} {
+		if !strings.Contains(strings.Join(states, " "), want) {
+			t.Errorf("attempt status %s is not in the API Pix (%v)", want, states)
+		}
+	}
+	politica := properties(doc, node(doc, "#/components/schemas/RecConfiguracao"))["politicaRetentativa"]["enum"].([]any)
+	if !strings.Contains(fmt.Sprint(politica), PermiteRetentativa) {
+		t.Errorf("politicaRetentativa %s is not in the API Pix (%v)", PermiteRetentativa, politica)
 	}
 }

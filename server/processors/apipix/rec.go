@@ -49,7 +49,6 @@ type (
 	PayloadLocationRecGerada struct {
 		ID       int64  `json:"id"`
 		Location string `json:"location"`
-		Tipo     string `json:"tipo,omitempty"`
 		Criacao  string `json:"criacao,omitempty"`
 	}
 	// RecSolicitada is the body of POST /rec.
@@ -90,16 +89,27 @@ type (
 	}
 	// RecsConsultadas is the answer of GET /rec.
 	RecsConsultadas struct {
-		Recs []RecCompleta `json:"recs"`
+		Recs []RecPesquisada `json:"recs"`
+	}
+	// RecPesquisada is a recurrence of a GET /rec list (the fields troco reads).
+	RecPesquisada struct {
+		IDRec   string  `json:"idRec"`
+		Vinculo Vinculo `json:"vinculo"`
+		Status  string  `json:"status"`
 	}
 	// Encerramento says why a recurrence or a recurring charge ended.
 	Encerramento struct {
-		Rejeicao     *Motivo `json:"rejeicao,omitempty"`
-		Cancelamento *Motivo `json:"cancelamento,omitempty"`
+		Rejeicao     *Motivo       `json:"rejeicao,omitempty"`
+		Cancelamento *Cancelamento `json:"cancelamento,omitempty"`
 	}
-	// Motivo is a rejection or cancellation: a code of the message catalogue and its text.
+	// Motivo is a rejection: a code of the message catalogue and its text.
 	Motivo struct {
-		Solicitante string `json:"solicitante,omitempty"`
+		Codigo    string `json:"codigo"`
+		Descricao string `json:"descricao"`
+	}
+	// Cancelamento is a cancellation: who asked for it, its code and text.
+	Cancelamento struct {
+		Solicitante string `json:"solicitante"`
 		Codigo      string `json:"codigo"`
 		Descricao   string `json:"descricao"`
 	}
@@ -116,13 +126,17 @@ type (
 	CobRSolicitada struct {
 		IDRec         string           `json:"idRec"`
 		InfoAdicional string           `json:"infoAdicional,omitempty"`
-		Calendario    CobRCalendario   `json:"calendario"`
+		Calendario    VencimentoCobR   `json:"calendario"`
 		Valor         CobValor         `json:"valor"`
 		AjusteDiaUtil bool             `json:"ajusteDiaUtil"`
 		Recebedor     RecebedorConta   `json:"recebedor"`
 		Devedor       *DevedorEndereco `json:"devedor,omitempty"`
 	}
-	// CobRCalendario is a recurring charge's due date (and, answered, its creation date).
+	// VencimentoCobR is the due date of a recurring charge to create.
+	VencimentoCobR struct {
+		DataDeVencimento string `json:"dataDeVencimento"`
+	}
+	// CobRCalendario is a recurring charge's due date and creation date.
 	CobRCalendario struct {
 		Criacao          string `json:"criacao,omitempty"`
 		DataDeVencimento string `json:"dataDeVencimento"`
@@ -269,10 +283,11 @@ func (c *Client) LookupRecurrence(ctx context.Context, idRec, contract string) (
 		r.Code = rec.DadosQR.PixCopiaECola
 	}
 	if e := rec.Encerramento; e != nil {
-		for _, m := range []*Motivo{e.Rejeicao, e.Cancelamento} {
-			if m != nil {
-				r.ReasonCode, r.Reason = m.Codigo, m.Descricao
-			}
+		if m := e.Rejeicao; m != nil {
+			r.ReasonCode, r.Reason = m.Codigo, m.Descricao
+		}
+		if m := e.Cancelamento; m != nil {
+			r.ReasonCode, r.Reason = m.Codigo, m.Descricao
 		}
 	}
 	return r, nil
@@ -302,7 +317,7 @@ func (c *Client) ChargeRecurrence(ctx context.Context, req payments.RecChargeReq
 		if c.cfg.RecAccount == nil {
 			return payments.RecChargeResult{}, fmt.Errorf("%w: no receiving account for Pix Automático (--pix-account)", payments.ErrNotSent)
 		}
-		body := CobRSolicitada{IDRec: req.IDRec, InfoAdicional: truncate(req.Description, 140), Calendario: CobRCalendario{DataDeVencimento: req.DueDate},
+		body := CobRSolicitada{IDRec: req.IDRec, InfoAdicional: truncate(req.Description, 140), Calendario: VencimentoCobR{DataDeVencimento: req.DueDate},
 			Valor: CobValor{Original: Valor(req.Amount)}, AjusteDiaUtil: true,
 			Recebedor: RecebedorConta{Agencia: c.cfg.RecAccount.Agencia, Conta: c.cfg.RecAccount.Conta, TipoConta: c.cfg.RecAccount.TipoConta}}
 		var cob CobRCompleta
@@ -398,8 +413,8 @@ func recChargeResult(cob CobRCompleta, n int) payments.RecChargeResult {
 		var m *Motivo
 		if e := cob.Encerramento; e != nil {
 			m = e.Rejeicao
-			if m == nil {
-				m = e.Cancelamento
+			if c := e.Cancelamento; m == nil && c != nil {
+				m = &Motivo{Codigo: c.Codigo, Descricao: c.Descricao}
 			}
 		}
 		fail(m, cob.Status)
