@@ -240,6 +240,11 @@ func TestLivePixAutomaticoRefusedChargeRetried(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/subscriptions/"+id, e.Live, nil).Str("status"), "past_due")
 	failed := e.payEvents(e.Live, "invoice.payment_failed", invID)
 	is.Equal(len(failed), 1)
+	// The refusal is on the invoice and in its invoice.payment_failed event.
+	is.Equal(digStr(renewal.Body, "last_payment_error.network_decline_code"), "AM02")
+	is.Equal(digStr(renewal.Body, "last_payment_error.code"), "pix_automatico_refused")
+	is.True(strings.Contains(digStr(renewal.Body, "last_payment_error.message"), "Saldo insuficiente"))
+	is.Equal(digStr(failed[0], "data.object.last_payment_error.network_decline_code"), "AM02")
 	pi := e.Do("GET", "/v1/payment-intents/"+renewal.Str("payment_intent"), e.Live, nil)
 	is.Equal(pi.Str("status"), "requires_payment_method")
 	is.Equal(digStr(pi.Body, "last_payment_error.network_decline_code"), "AM02")
@@ -259,6 +264,7 @@ func TestLivePixAutomaticoRefusedChargeRetried(t *testing.T) {
 	renewal = e.Do("GET", "/v1/invoices/"+invID, e.Live, nil)
 	is.Equal(renewal.Str("status"), "paid")
 	is.Equal(renewal.Num("attempt_count"), int64(2))
+	is.Equal(renewal.Body["last_payment_error"], nil) // paid: no error left
 	is.Equal(e.Do("GET", "/v1/subscriptions/"+id, e.Live, nil).Str("status"), "active")
 }
 

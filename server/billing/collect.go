@@ -194,6 +194,7 @@ func (c cardCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscripti
 	}
 	before := *fresh
 	fresh.AttemptCount++
+	fresh.LastPaymentError = invoices.FailureOf(nil, e)
 	scheduleRetry(sub, fresh, nil)
 	if err := tx.UpdateInvoice(a.Scope, fresh); err != nil {
 		return Failed, err
@@ -247,7 +248,15 @@ func (c pixAutoCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscri
 		if _, ok := domain.AsError(err); !ok {
 			return Failed, err
 		}
-		pi = nil // refused before any charge: recorded as a failed attempt below
+		// Refused before any charge: a failed attempt whose reason is the refusal.
+		paid, err2 := c.svc.Invoices.RecordCharge(tx, a, inv.ID, nil, err)
+		if err2 != nil {
+			return Failed, err2
+		}
+		if paid.Status == domain.InvoicePaid {
+			return Paid, nil
+		}
+		return Failed, nil
 	}
 	return c.record(tx, a, inv, pi)
 }

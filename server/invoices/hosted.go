@@ -148,6 +148,7 @@ func (svc *Service) confirmHosted(tx *db.Tx, a domain.Actor, inv *domain.Invoice
 		if e.Charge != "" {
 			inv.Charge = &e.Charge
 		}
+		inv.LastPaymentError = FailureOf(nil, e)
 		if err := tx.SetChargesInvoice(a.Scope, piID, inv.ID); err != nil {
 			return nil, err
 		}
