@@ -83,6 +83,14 @@ func TestLivePixAutomaticoAuthorizationApprovedByThePSP(t *testing.T) {
 	is.NoErr(e.PSP.AnswerRec(idRec, "APROVADA"))
 	is.Equal(len(e.payEvents(e.Live, "pix_authorization.approved", pa.Str("id"))), 1)
 
+	// The PSP decides when a live one expires: not troco's 24 hours.
+	pc, idRecC := e.liveAuthorization(t, cus, 5000)
+	is.Equal(pc.Body["expires_at"], nil)
+	e.reconcile(25 * time.Hour)
+	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+pc.Str("id"), e.Live, nil).Str("status"), "pending")
+	is.NoErr(e.PSP.AnswerRec(idRecC, "EXPIRADA"))
+	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+pc.Str("id"), e.Live, nil).Str("status"), "expired")
+
 	// Rejected by the payer.
 	pb, idRecB := e.liveAuthorization(t, cus, 5000)
 	is.NoErr(e.PSP.AnswerRec(idRecB, "REJEITADA"))
@@ -118,6 +126,12 @@ func TestLivePixAutomaticoApprovalFoundByReconciliation(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+pa.Str("id"), e.Live, nil).Str("status"), "pending")
 	e.reconcile(payments.PixPollEvery + time.Second)
 	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+pa.Str("id"), e.Live, nil).Str("status"), "approved")
+
+	// The payer cancels it in their bank: the PSP's webhook cancels it in troco.
+	is.NoErr(e.PSP.AnswerRec(idRec, "CANCELADA"))
+	got := e.Do("GET", "/v1/pix-authorizations/"+pa.Str("id"), e.Live, nil)
+	is.Equal(got.Str("status"), "canceled")
+	is.Equal(len(e.payEvents(e.Live, "pix_authorization.canceled", pa.Str("id"))), 1)
 }
 
 // TestLivePixAutomaticoPSPDown: a PSP that is down creates nothing (503, no authorization) and

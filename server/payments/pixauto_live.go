@@ -196,7 +196,7 @@ func (s *Service) applyRecCreated(tx *db.Tx, a domain.Actor, call *db.ProcessorC
 	pa := &domain.PixAuthorization{ID: id, Object: "pix_authorization", Status: domain.PixAuthPending, BRCode: out.Rec.Code,
 		URL: strings.TrimRight(rp.Origin, "/") + PixAuthPagePath(id) + "?s=" + url.QueryEscape(secret), Customer: rp.Customer, MaxAmount: rp.MaxAmount,
 		Currency: "brl", Interval: rp.Interval, StartDate: rp.StartDate, EndDate: rp.EndDate, Description: rp.Description, Metadata: md,
-		ExpiresAt: domain.At(tx.Now.Add(PixAuthLifetime)), Livemode: a.Livemode, CreatedAt: now, UpdatedAt: now}
+		Livemode: a.Livemode, CreatedAt: now, UpdatedAt: now} // expires_at null: the PSP says when it expires (EXPIRADA)
 	if err := tx.CreatePixAuthorization(a.Scope, pa, secret, ""); err != nil {
 		return nil, err
 	}
