@@ -205,6 +205,7 @@ func (s *Service) applyRecCreated(tx *db.Tx, a domain.Actor, call *db.ProcessorC
 	if err := tx.UpdateProcessorCall(call); err != nil {
 		return nil, err
 	}
+	s.logger().Info("pix automatico: recurrence created at the PSP", "pix_authorization", pa.ID, "id_rec", out.Rec.IDRec)
 	if err := emit(tx, a, "pix_authorization.created", pa, nil); err != nil {
 		return nil, err
 	}
@@ -426,7 +427,7 @@ func (s *Service) ApplyPixAutoCharge(tx *db.Tx, a domain.Actor, piID string) (*d
 	case out.NotSent || out.RecCharge == nil:
 		pe := processingError()
 		if out.Message != "" {
-			pe.Message = "The PSP did not take the Pix Automático charge (" + out.Message + "); it is retried on the next business day."
+			pe.Message = "The PSP did not take the Pix Automático charge (" + out.Message + "); nothing was charged."
 		}
 		return s.finishPixAuto(tx, a, call, RecChargeResult{Status: RecChargeFailed}, pe)
 	case out.RecCharge.Status == RecChargeWaiting:
@@ -450,7 +451,7 @@ func PixAutoFailure(code, text string) *domain.PaymentError {
 	if code != "" {
 		msg += " (" + code + ")"
 	}
-	pe := &domain.PaymentError{Category: "issuer_declined", Code: "pix_automatico_refused", Message: msg + ". It is retried on the next business day when retries remain.",
+	pe := &domain.PaymentError{Category: "issuer_declined", Code: "pix_automatico_refused", Message: msg + ".",
 		AdviceCode: strPtr("try_again_later")}
 	if code != "" {
 		pe.NetworkDeclineCode = strPtr(code)
