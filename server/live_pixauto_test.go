@@ -321,3 +321,44 @@ func TestLivePixAutomaticoChargeWithPSPDown(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/invoices/"+renewal.Str("id"), e.Live, nil).Str("status"), "paid")
 	is.Equal(e.Do("GET", "/v1/subscriptions/"+id, e.Live, nil).Str("status"), "active")
 }
+
+// TestLivePixAutomaticoAnswersLost: a recurrence the PSP created but whose answer was lost is
+// 409 processor_call_in_progress, then found by reconciliation (by its contract) and created in
+// troco once; a recurring charge whose answer was lost is read back (same txid), never created
+// twice.
+func TestLivePixAutomaticoAnswersLost(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, time.Second)
+	cus := e.liveRecCustomer(t)
+	e.PSP.DropNextRecAnswers(1, 2*time.Second)
+	r := e.Do("POST", "/v1/pix-authorizations", e.Live, map[string]any{"customer": cus, "max_amount": 5000, "interval": "month"})
+	is.Equal(r.Status, 409)
+	is.Equal(digStr(r.Body, "error.code"), "processor_call_in_progress")
+	is.Equal(len(e.PSP.Recs()), 1) // the PSP created it
+	is.Equal(len(e.Do("GET", "/v1/pix-authorizations", e.Live, nil).Data()), 0)
+	e.reconcile(payments.ReconcileAfter + time.Second)
+	list := e.Do("GET", "/v1/pix-authorizations", e.Live, nil).Data()
+	is.Equal(len(list), 1)
+	pa := list[0]
+	is.Equal(pa["status"], "pending")
+	is.True(strings.HasPrefix(pa["brcode"].(string), "000201"))
+	is.Equal(len(e.payEvents(e.Live, "pix_authorization.created", pa["id"].(string))), 1)
+	is.Equal(len(e.PSP.Recs()), 1) // not created twice
+	is.NoErr(e.PSP.AnswerRec(e.PSP.Recs()[0], "APROVADA"))
+	pm := e.Do("GET", "/v1/pix-authorizations/"+pa["id"].(string), e.Live, nil).Str("payment_method")
+	is.True(pm != "")
+
+	// The first invoice's recurring charge: created, its answer lost, read back by the retry.
+	e.PSP.DropNextCobAnswers(1, 2*time.Second)
+	price := e.coPrice(e.Live, "Academia", 4990, map[string]any{"interval": "month"})
+	s := e.Do("POST", "/v1/subscriptions", e.Live, map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm})
+	is.Equal(s.Status, 200)
+	inv := e.Do("GET", "/v1/invoices/"+s.Str("latest_invoice"), e.Live, nil)
+	is.Equal(inv.Str("status"), "open")
+	is.Equal(e.PSP.CobRCount(), 1)
+	txid := e.cobrTxID(t, inv)
+	e.reconcile(payments.ReconcileAfter + time.Second)
+	is.NoErr(e.PSP.SettleCobR(txid, true, "", ""))
+	is.Equal(e.Do("GET", "/v1/invoices/"+inv.Str("id"), e.Live, nil).Str("status"), "paid")
+	is.Equal(e.PSP.CobRCount(), 1)
+}

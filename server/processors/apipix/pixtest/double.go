@@ -47,6 +47,7 @@ type Double struct {
 	recs       map[string]*rec
 	cobrs      map[string]*cobr
 	dropCob    int
+	dropRec    int
 	hang       time.Duration
 	down       bool
 	Notified   int

@@ -238,7 +238,26 @@ func (d *Double) postRec(w http.ResponseWriter, r *http.Request) {
 		rc.Loc = loc
 	}
 	d.recs[id] = rc
+	if d.dropRec > 0 { // created, and the answer is lost
+		d.dropRec--
+		hang := d.hang
+		d.mu.Unlock()
+		select {
+		case <-time.After(hang):
+		case <-r.Context().Done():
+		}
+		d.mu.Lock() // the deferred Unlock
+		panic(http.ErrAbortHandler)
+	}
 	writeJSON(w, http.StatusCreated, rc)
+}
+
+// DropNextRecAnswers makes the next n recurrence creations (POST /rec) succeed and lose their
+// answer after hang.
+func (d *Double) DropNextRecAnswers(n int, hang time.Duration) {
+	d.mu.Lock()
+	d.dropRec, d.hang = n, hang
+	d.mu.Unlock()
 }
 
 // recView is a recurrence as GET /rec/{idRec} answers it: with the QR of its location.
