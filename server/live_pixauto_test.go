@@ -362,3 +362,34 @@ func TestLivePixAutomaticoAnswersLost(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/invoices/"+inv.Str("id"), e.Live, nil).Str("status"), "paid")
 	is.Equal(e.PSP.CobRCount(), 1)
 }
+
+// TestLivePixAutomaticoRetriesExhausted: the first attempt and its three retries (retentativas
+// of the one recurring charge) all refused: four invoice.payment_failed, then the final action
+// (canceled) and the PSP's charge ends REJEITADA.
+func TestLivePixAutomaticoRetriesExhausted(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	id, _, inv := e.livePixAutoSubscription(t, 4990)
+	is.NoErr(e.PSP.SettleCobR(e.cobrTxID(t, inv), true, "", ""))
+	end := e.Do("GET", "/v1/subscriptions/"+id, e.Live, nil).Time("current_period_end")
+	e.Clock.Advance(end.Sub(e.Clock.Now()) + time.Second)
+	is.NoErr(e.Jobs.RunDue(context.Background()))
+	invID := e.Do("GET", "/v1/subscriptions/"+id, e.Live, nil).Str("latest_invoice")
+	txid := e.cobrTxID(t, e.Do("GET", "/v1/invoices/"+invID, e.Live, nil))
+	for attempt := 1; attempt <= 4; attempt++ {
+		is.NoErr(e.PSP.SettleCobR(txid, false, "AM02", "Saldo insuficiente"))
+		renewal := e.Do("GET", "/v1/invoices/"+invID, e.Live, nil)
+		is.Equal(renewal.Num("attempt_count"), int64(attempt))
+		is.Equal(len(e.payEvents(e.Live, "invoice.payment_failed", invID)), attempt)
+		if attempt == 4 {
+			is.Equal(renewal.Body["next_payment_attempt"], nil)
+			break
+		}
+		e.Clock.Advance(renewal.Time("next_payment_attempt").Sub(e.Clock.Now()) + time.Second)
+		is.NoErr(e.Jobs.RunDue(context.Background()))
+		is.Equal(len(e.PSP.CobR(txid)["tentativas"].([]any)), attempt+1) // a retentativa of the same charge
+	}
+	is.Equal(e.PSP.CobR(txid)["status"], "REJEITADA")
+	is.Equal(e.Do("GET", "/v1/subscriptions/"+id, e.Live, nil).Str("status"), "canceled")
+	is.Equal(e.PSP.CobRCount(), 2)
+}
