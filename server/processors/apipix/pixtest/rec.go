@@ -680,3 +680,17 @@ func (d *Double) NotifyCobR(txid string) error {
 	d.mu.Unlock()
 	return d.notifyRec(hook, "/cobr", map[string]any{"cobsr": []any{note}})
 }
+
+// RecJSON returns a recurrence as GET /rec/{idRec} answers it (nil when there is none).
+func (d *Double) RecJSON(idRec string) map[string]any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rc := d.recs[idRec]
+	if rc == nil {
+		return nil
+	}
+	var out map[string]any
+	b, _ := json.Marshal(d.recView(rc))
+	_ = json.Unmarshal(b, &out)
+	return out
+}
