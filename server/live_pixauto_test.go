@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -218,6 +220,21 @@ func TestLivePixAutomaticoRenewalCharged(t *testing.T) {
 	txid2 := e.cobrTxID(t, renewal)
 	is.True(txid2 != txid)
 	is.Equal(e.PSP.CobR(txid2)["calendario"].(map[string]any)["dataDeVencimento"], end.In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02"))
+	// While the PSP holds the charge, the hosted invoice page does not take another payment.
+	page := renewal.Str("hosted_invoice_url")
+	u, err := url.Parse(page)
+	is.NoErr(err)
+	for _, form := range []url.Values{{"method": {"pix"}}, {"method": {"credit_card"}, "number": {liveApprove}, "exp_month": {"12"}, "exp_year": {"2035"},
+		"cvc": {"123"}, "holder_name": {"Ana Souza"}}} {
+		form.Set("s", u.Query().Get("s"))
+		res, err := noRedirect(e.Client).PostForm(e.URL()+u.Path+"/pay", form)
+		is.NoErr(err)
+		res.Body.Close()
+		is.Equal(res.StatusCode, http.StatusSeeOther)
+		is.True(strings.Contains(res.Header.Get("Location"), "e=resource_state_conflict"))
+	}
+	is.Equal(e.Do("GET", "/v1/invoices/"+renewal.Str("id"), e.Live, nil).Str("payment_intent"), renewal.Str("payment_intent"))
+
 	// The webhook is lost: reconciliation finds the payment.
 	hook := e.PSP.WebhookClient
 	e.PSP.WebhookClient = nil
@@ -392,4 +409,11 @@ func TestLivePixAutomaticoRetriesExhausted(t *testing.T) {
 	is.Equal(e.PSP.CobR(txid)["status"], "REJEITADA")
 	is.Equal(e.Do("GET", "/v1/subscriptions/"+id, e.Live, nil).Str("status"), "canceled")
 	is.Equal(e.PSP.CobRCount(), 2)
+}
+
+// noRedirect is c without following redirects (a hosted form's answer is its redirect).
+func noRedirect(c *http.Client) *http.Client {
+	cp := *c
+	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cp
 }

@@ -741,3 +741,20 @@ func (s *Service) CobRNotified(ctx context.Context, store *db.DB, txid string) e
 	}
 	return nil
 }
+
+// PixAutoInFlight reports whether the latest attempt of an intent is a live Pix Automático
+// charge the PSP holds (reserved, answered or waiting for its settlement): paying the same
+// invoice another way meanwhile could pay it twice.
+func (s *Service) PixAutoInFlight(tx *db.Tx, sc domain.Scope, pi *domain.PaymentIntent) (bool, error) {
+	if pi.LatestCharge == nil || pi.Status != domain.PIStatusProcessing {
+		return false, nil
+	}
+	c, err := tx.FindChargeCall(sc, *pi.LatestCharge, CallCobR)
+	if errors.Is(err, db.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return c.State == db.CallReserved || c.State == db.CallDone || c.State == db.CallWaiting, nil
+}
