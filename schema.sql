@@ -1003,6 +1003,25 @@ UPDATE subscriptions SET mrr = COALESCE((
     WHERE json_extract(it.value, '$.price.recurring.interval') IN ('day', 'week', 'month', 'year')), 0);
 CREATE INDEX subscriptions_mrr ON subscriptions (org_id, livemode, status, mrr);
 
+-- migrate: 330
+-- The other organizations' accounts (user ids, space separated) that the password which
+-- started a dashboard session also opened: the organization switcher offers them.
+ALTER TABLE dashboard_sessions ADD COLUMN also_users TEXT NOT NULL DEFAULT '';
+
+-- migrate: 331
+-- Failed dashboard sign-ins counted per client address (every replica shares the count):
+-- a window of 15 minutes, the address refused until blocked_until once it has too many.
+CREATE TABLE signin_ip_failures (
+    ip             TEXT    PRIMARY KEY,
+    failures       INTEGER NOT NULL,
+    window_start   INTEGER NOT NULL,
+    blocked_until  INTEGER NOT NULL DEFAULT 0
+);
+
+-- migrate: 332
+-- The dashboard's page of one API key lists the requests made with it.
+CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);
+
 -- migrate: 340
 -- Live Pix Automático: a recurrence's call is found by the PSP's idRec (its webhook, its
 -- charges).

@@ -48,6 +48,7 @@ var synopses = []struct{ name, line string }{
 	{"tokens rotate-key", "troco tokens rotate-key [--data-dir D]   new signing key for /api/v1 access tokens\n                       (the previous one stays valid for the tokens it signed, one hour)"},
 	{"user create", "troco user create --org org_… --email E --role owner|admin|developer|viewer [--base-url U]\n                       add a dashboard user; prints a one-time sign-in link (15 min)"},
 	{"user signin-link", "troco user signin-link user_… [--base-url U]   a new one-time sign-in link for a user"},
+	{"user remove", "troco user remove user_… [--by WHO]   remove a person from their organization (not its last owner);\n                       their dashboard sessions end at once"},
 	{"events tail", "troco events tail [--org org_…] [--env test|live] [--type T|prefix.*] [--json]\n                       follow new events live, like a log (Ctrl-C to stop)"},
 	{"processors check", "troco processors check [live processor flags]\n                       verify the live processors' credentials with the providers"},
 	{"dev psp", "troco dev psp [--dir D] [--cielo] [--troco-ca F]\n                       run doubles of a PSP's API Pix (and Cielo) on loopback and print the serve flags to try live mode locally"},
@@ -93,7 +94,7 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 		"org set-status": orgSetStatus, "org create": orgCreate, "org update": orgUpdate,
 		"platform configure": platformConfigure,
 		"key create":         keyCreate, "key revoke": keyRevoke, "key list": keyList,
-		"user create": userCreate, "user signin-link": userSigninLink,
+		"user create": userCreate, "user signin-link": userSigninLink, "user remove": userRemove,
 		"events tail": eventsTail, "processors check": processorsCheck, "dev psp": devPSP,
 		"tokens rotate-key": tokensRotateKey,
 	}
