@@ -450,7 +450,8 @@ func serve(ctx context.Context, env Env, args []string) error {
 	}
 	printBanner(env, cfg, org, bootKey, caPath, unshown, mailbox)
 	if bootKey != nil && cfg.sandboxKey == "" {
-		if err := store.Write(ctx, func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
+		// The banner is out: record that even if a shutdown began meanwhile (not ctx).
+		if err := store.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
 			return err
 		}
 	}
@@ -662,12 +663,16 @@ func secureDataDir(dir string, log *slog.Logger) error {
 // registerJobs adds the background jobs of the foundation.
 func registerJobs(r *jobs.Runner, store *db.DB) {
 	r.Add(jobs.Job{Name: "expire-idempotency-keys", Every: time.Minute, Run: func(ctx context.Context, now time.Time) error {
-		return store.Write(ctx, func(tx *db.Tx) error {
-			_, err := tx.DeleteExpiredIdempotencyKeys(now.Add(-24*time.Hour).Unix(), 5000)
-			return err
+		_, err := store.DeleteInBatches(ctx, 2000, func(tx *db.Tx, limit int) (int64, error) {
+			return tx.DeleteExpiredIdempotencyKeys(now.Add(-IdempotencyRetention).Unix(), limit)
 		})
+		return err
 	}})
 }
+
+// IdempotencyRetention is how long a stored response answers a retry with the same
+// Idempotency-Key; the job deletes older ones every minute.
+const IdempotencyRetention = 24 * time.Hour
 
 // masterKeyCheckSetting holds a value sealed with the master key the database was first served
 // with, so that serve notices a data dir whose master.key is not that one.

@@ -5,6 +5,7 @@
 // start and idle memory. See docs/PERFORMANCE.md.
 //
 //	go run ./server/loadtest -spawn -scenario create -runs 3
+//	go run ./server/loadtest -spawn -scenario sidebyside -runs 3   # troco and stripe-mock side by side
 //	go run ./server/loadtest -url https://127.0.0.1:8443 -cacert troco-data/ca.pem -token ch_test_… -scenario retrieve
 package main
 
@@ -48,6 +49,11 @@ type config struct {
 	serveExtra string
 	starts     int
 	idleWait   time.Duration
+
+	// stripe: the server is stripe-mock (form bodies, its paths); stripeMock is its binary or
+	// version for -scenario sidebyside.
+	stripe     bool
+	stripeMock string
 }
 
 func main() {
@@ -64,7 +70,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.cacert, "cacert", "", "PEM CA certificate that signed the server certificate")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "skip certificate verification")
 	fs.StringVar(&cfg.token, "token", "", "ch_test_… API key with read and write scopes")
-	fs.StringVar(&cfg.scenario, "scenario", "create", "create | retrieve | mixed (10% create, 80% retrieve, 10% list) | payments (create + confirm a card payment intent) | startup (needs -spawn)")
+	fs.StringVar(&cfg.scenario, "scenario", "create", "create | retrieve | mixed (10% create, 80% retrieve, 10% list) | payments (create + confirm a card payment intent) | pi-create | pi-retrieve | startup (needs -spawn) | sidebyside (needs -spawn: troco and stripe-mock, see docs/PERFORMANCE.md)")
 	fs.IntVar(&cfg.conns, "c", 32, "concurrent connections (one worker each)")
 	fs.DurationVar(&cfg.duration, "d", 10*time.Second, "measured duration (after warm-up)")
 	fs.Int64Var(&cfg.iterations, "n", 0, "measure this many scenario iterations instead of -d")
@@ -82,6 +88,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.serveExtra, "serve-args", "", "extra space-separated flags for the spawned troco serve")
 	fs.IntVar(&cfg.starts, "starts", 10, "startup scenario: number of cold starts")
 	fs.DurationVar(&cfg.idleWait, "idle", 2*time.Second, "startup scenario: idle time before reading the RSS")
+	fs.StringVar(&cfg.stripeMock, "stripe-mock", "v0.203.0", "sidebyside: a stripe-mock binary, or the version to go install into a temp GOBIN")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -92,10 +99,10 @@ func run(args []string) error {
 		return errors.New("-c and -runs must be at least 1")
 	}
 	switch cfg.scenario {
-	case "create", "retrieve", "mixed", "payments":
-	case "startup":
+	case "create", "retrieve", "mixed", "payments", "pi-create", "pi-retrieve":
+	case "startup", "sidebyside":
 		if !cfg.spawn {
-			return errors.New("-scenario startup needs -spawn")
+			return fmt.Errorf("-scenario %s needs -spawn", cfg.scenario)
 		}
 	default:
 		return fmt.Errorf("unknown -scenario %q", cfg.scenario)
@@ -163,6 +170,9 @@ func runSpawned(cfg config) error {
 	extra := strings.Fields(cfg.serveExtra)
 	if cfg.scenario == "startup" {
 		return runStartup(cfg, bin, parent, extra)
+	}
+	if cfg.scenario == "sidebyside" {
+		return runSideBySide(cfg, bin, parent, extra)
 	}
 	var results []runResult
 	for i := range cfg.runs {
@@ -357,7 +367,7 @@ func newClients(cfg config, base, cacert, token string, dials *atomic.Int64) ([]
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
 	out := make([]*client, cfg.conns)
 	for i := range out {
-		out[i] = &client{hc: hc, base: strings.TrimRight(base, "/"), token: token, idem: cfg.idem, idemSeq: &seq, runID: runID}
+		out[i] = &client{hc: hc, base: strings.TrimRight(base, "/"), token: token, idem: cfg.idem, idemSeq: &seq, runID: runID, form: cfg.stripe}
 	}
 	return out, tr, nil
 }
@@ -393,6 +403,13 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 			return runResult{skipped: true}, nil
 		}
 		st = paymentsStep()
+	case "pi-create":
+		st = piCreateStep(cfg.stripe, pool)
+	case "pi-retrieve":
+		if err := seedIntents(clients, cfg.stripe, cfg.seedN, pool); err != nil {
+			return runResult{}, err
+		}
+		st = piRetrieveStep(cfg.stripe, pool)
 	}
 
 	recs := make([]*recorder, cfg.conns)
@@ -508,5 +525,5 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 }
 
 func order(op string) int {
-	return slices.Index([]string{"create", "retrieve", "list", "pi_create", "pi_confirm"}, op)
+	return slices.Index([]string{"create", "retrieve", "list", "pi_create", "pi_confirm", "pi_retrieve"}, op)
 }
