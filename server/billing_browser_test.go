@@ -51,7 +51,7 @@ func TestBrowserHostedInvoiceBoletoPayer(t *testing.T) {
 	inv := e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 3,
 		"lines": []any{map[string]any{"amount": 19900, "description": "Plano Pro — novembro"}}})
 	f := e.Do("POST", "/v1/invoices/"+inv.Str("id")+"/finalize", e.Test, nil)
-	br.do("open invoice", chromedp.Navigate(e.URL()+f.Str("hosted_invoice_url")), chromedp.WaitVisible(tid("invoice-boleto-payer"), chromedp.ByQuery))
+	br.do("open invoice", chromedp.Navigate(e.URL()+hostedPath(t, f.Str("hosted_invoice_url"))), chromedp.WaitVisible(tid("invoice-boleto-payer"), chromedp.ByQuery))
 	br.do("fill the payer",
 		chromedp.SendKeys(`input[name="document"]`, "529.982.247-25", chromedp.ByQuery),
 		chromedp.SendKeys(`input[name="line1"]`, "Rua das Flores", chromedp.ByQuery),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -424,6 +425,11 @@ func TestSubscriptionCancelPauseResume(t *testing.T) {
 	final := e.Do("GET", "/v1/invoices/"+c.Str("latest_invoice"), e.Test, nil)
 	is.Equal(final.Str("billing_reason"), "subscription_update")
 	is.Equal(final.Num("amount_due"), int64(0))
+	// The final invoice's balancing line does not promise a next invoice that will never come.
+	for _, l := range final.Body["lines"].(map[string]any)["data"].([]any) {
+		d, _ := l.(map[string]any)["description"].(string)
+		is.True(!strings.Contains(d, "next invoice")) // a canceled subscription has no next invoice
+	}
 	// Twice: 409, and a canceled subscription cannot be updated.
 	is.Equal(e.Do("POST", "/v1/subscriptions/"+b+"/cancel", e.Test, nil).Status, 409)
 	u := e.Do("POST", "/v1/subscriptions/"+b, e.Test, map[string]any{"metadata": map[string]string{"k": "v"}})

@@ -344,7 +344,7 @@ func (svc *Service) end(tx *db.Tx, a domain.Actor, sub *domain.Subscription, at 
 	if p.InvoiceNow != nil && *p.InvoiceNow && len(st.Pending) > 0 {
 		inv, nextSt, err := buildInvoice(tx, a.Scope, &domain.Subscription{ID: sub.ID, Currency: sub.Currency, Customer: sub.Customer,
 			CollectionMethod: sub.CollectionMethod, Livemode: sub.Livemode, DaysUntilDue: sub.DaysUntilDue, FineRate: sub.FineRate, InterestRate: sub.InterestRate},
-			st, domain.BillingSubscriptionUpdate, sub.CurrentPeriodStart.Time, at)
+			st, domain.BillingSubscriptionUpdate, sub.CurrentPeriodStart.Time, at, true)
 		if err != nil {
 			return err
 		}

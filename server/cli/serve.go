@@ -449,12 +449,6 @@ func serve(ctx context.Context, env Env, args []string) error {
 		mailbox = srv.MailboxLink(cfg.baseURL, org.ID)
 	}
 	printBanner(env, cfg, org, bootKey, caPath, unshown, mailbox)
-	if bootKey != nil && cfg.sandboxKey == "" {
-		// The banner is out: record that even if a shutdown began meanwhile (not ctx).
-		if err := store.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
-			return err
-		}
-	}
 	if metricsSrv != nil {
 		fmt.Fprintf(env.Stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
@@ -464,6 +458,12 @@ func serve(ctx context.Context, env Env, args []string) error {
 	} else if owner != nil {
 		fmt.Fprintf(env.Stdout, "dashboard: %s/dashboard (a new one-time sign-in link for %s: troco user signin-link %s --db %s)\n",
 			cfg.baseURL, owner.Email, owner.ID, cfg.dbPath)
+	}
+	if bootKey != nil && cfg.sandboxKey == "" {
+		// The banner is out: record that even if a shutdown began meanwhile (not ctx).
+		if err := store.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
+			return err
+		}
 	}
 	if liveSetup.pix != nil {
 		// The PSP posts each received PIX to this URL + "/pix", with its client certificate.
