@@ -1029,6 +1029,11 @@ CREATE TABLE signin_ip_failures (
 -- The dashboard's page of one API key lists the requests made with it.
 CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);
 
+-- migrate: 340
+-- Live Pix Automático: a recurrence's call is found by the PSP's idRec (its webhook, its
+-- charges).
+CREATE INDEX processor_calls_processor_id ON processor_calls (processor_id, kind);
+
 -- migrate: 350
 -- Event payloads are stored packed (S2 with a preset dictionary, see db/pack.go), so the
 -- index of an object's events reads the object's id from its own column rather than from the JSON.
