@@ -18,13 +18,21 @@ const (
 )
 
 // rateLimiter is a token bucket per API key. Its state is per process: each replica enforces the
-// limit on the requests it serves.
+// limit on the requests it serves. Idle state is evicted (see sweep), so its memory is bounded by
+// the keys and tokens active in the last two windows, not by every token ever seen.
 type rateLimiter struct {
-	clock   clock.Clock
-	mu      sync.Mutex
-	buckets map[string]*bucket
-	windows map[string][]time.Time // admitted request times of the per-minute limits
+	clock     clock.Clock
+	mu        sync.Mutex
+	buckets   map[string]*bucket
+	windows   map[string][]time.Time // admitted request times of the per-minute limits
+	lastSweep time.Time
 }
+
+// idleEvict is how long a key's state may stay unused before a sweep drops it: two per-minute
+// windows. A dropped bucket or window is indistinguishable from a fresh one (a bucket refills in
+// one second; a window older than a minute admits everything), so eviction never changes a
+// decision.
+const idleEvict = 2 * time.Minute
 
 type bucket struct {
 	tokens float64
@@ -48,6 +56,7 @@ func (l *rateLimiter) take(key string, burst, rate float64) (ok bool, remaining 
 	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.sweep(now)
 	b := l.buckets[key]
 	if b == nil {
 		b = &bucket{tokens: burst, last: now}
@@ -94,6 +103,7 @@ func (l *rateLimiter) window(key string, limit int, per time.Duration) (ok bool,
 	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.sweep(now)
 	w := l.windows[key]
 	drop := 0
 	for drop < len(w) && !w[drop].After(now.Add(-per)) {
@@ -114,4 +124,32 @@ func (l *rateLimiter) window(key string, limit int, per time.Duration) (ok bool,
 		full = w[len(w)-1].Add(per).Sub(now)
 	}
 	return ok, limit - len(w), wait, full
+}
+
+// sweep drops, at most once a minute, the buckets and windows idle for over idleEvict. It runs
+// under l.mu from take and window, so no goroutine is needed and the cost (one pass over the
+// map) is spread over a minute of requests.
+func (l *rateLimiter) sweep(now time.Time) {
+	if now.Sub(l.lastSweep) < time.Minute {
+		return
+	}
+	l.lastSweep = now
+	cutoff := now.Add(-idleEvict)
+	for k, b := range l.buckets {
+		if b.last.Before(cutoff) {
+			delete(l.buckets, k)
+		}
+	}
+	for k, w := range l.windows {
+		if len(w) == 0 || w[len(w)-1].Before(cutoff) {
+			delete(l.windows, k)
+		}
+	}
+}
+
+// size is the number of keys with state (buckets and windows).
+func (l *rateLimiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets) + len(l.windows)
 }
