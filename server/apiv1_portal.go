@@ -26,6 +26,31 @@ const portalPrefix = "/api/v1/customer-portal"
 // token, not a scope).
 const needCustomer = "customer"
 
+// portalCORS lets the customer's own browser app call the customer-portal path from any origin:
+// it authenticates with a customer session token in Authorization (never a cookie), so every
+// origin may read the answers (Access-Control-Allow-Origin: *, no credentials), and a preflight
+// (OPTIONS with Access-Control-Request-Method) is answered 204 before authentication. The Core
+// paths, whose keys are secrets that never belong in a browser, send no CORS headers.
+func portalCORS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, portalPrefix+"/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		h.Set("Access-Control-Expose-Headers", "Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, Location, Idempotent-Replayed")
+		next.ServeHTTP(w, r)
+	})
+}
+
 // customerPortal wraps a customer-portal handler: the customer session token, the per-minute
 // limit of the token, the request log of its organization, idempotency (keys per customer).
 func (s *Server) customerPortal(h http.Handler) http.Handler {

@@ -240,3 +240,54 @@ func TestAPIV1RequestLogRefused(t *testing.T) {
 	}
 	is.True(found)
 }
+
+// TestAPIV1CustomerPortalCORS: a browser app on any origin calls the customer-portal path with
+// its customer session token: the preflight is answered without credentials, and the answers
+// (errors too) may be read, with the rate-limit headers exposed; Core paths send no CORS headers.
+func TestAPIV1CustomerPortalCORS(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, func(c *server.Config) { c.RateLimit = true })
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	tok := e.portalToken(cus)
+	const base = "/api/v1/customer-portal"
+	origin := "https://app.acme.example"
+
+	pre := e.NewRequest("OPTIONS", base+"/payment-methods", nil)
+	pre.Header.Set("Origin", origin)
+	pre.Header.Set("Access-Control-Request-Method", "POST")
+	pre.Header.Set("Access-Control-Request-Headers", "authorization, content-type, idempotency-key")
+	r, err := e.Send(pre)
+	is.NoErr(err)
+	is.Equal(r.Status, 204)
+	is.Equal(r.Header.Get("Access-Control-Allow-Origin"), "*")
+	is.True(strings.Contains(r.Header.Get("Access-Control-Allow-Methods"), "POST"))
+	for _, h := range []string{"Authorization", "Content-Type", "Idempotency-Key"} {
+		is.True(strings.Contains(r.Header.Get("Access-Control-Allow-Headers"), h))
+	}
+	is.Equal(r.Header.Get("Access-Control-Allow-Credentials"), "")
+
+	g := e.Do("GET", base+"/customer", tok, nil, "Origin", origin)
+	is.Equal(g.Status, 200)
+	is.Equal(g.Header.Get("Access-Control-Allow-Origin"), "*")
+	is.Equal(g.Header.Get("Access-Control-Allow-Credentials"), "")
+	exposed := g.Header.Get("Access-Control-Expose-Headers")
+	for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "Location", "Idempotent-Replayed"} {
+		is.True(strings.Contains(exposed, h))
+	}
+	// An expired or missing token's 401 is readable by the app too.
+	bad := e.Do("GET", base+"/customer", "", nil, "Origin", origin)
+	is.Equal(bad.Status, 401)
+	is.Equal(bad.Header.Get("Access-Control-Allow-Origin"), "*")
+
+	// Core paths: no CORS, and a preflight gets no permission.
+	core := e.Do("GET", "/api/v1/customers", e.Test, nil, "Origin", origin)
+	is.Equal(core.Status, 200)
+	is.Equal(core.Header.Get("Access-Control-Allow-Origin"), "")
+	cpre := e.NewRequest("OPTIONS", "/api/v1/customers", nil)
+	cpre.Header.Set("Origin", origin)
+	cpre.Header.Set("Access-Control-Request-Method", "POST")
+	cr, err := e.Send(cpre)
+	is.NoErr(err)
+	is.Equal(cr.Header.Get("Access-Control-Allow-Origin"), "")
+	is.Equal(cr.Header.Get("Access-Control-Allow-Methods"), "")
+}

@@ -269,7 +269,7 @@ func (s *Server) routes() http.Handler {
 	// The clock is the server's, not an organization's: a platform test key may move it too.
 	v1("POST", "/v1/test-helpers/advance-clock", platformOwn(write), s.handleAdvanceClock())
 
-	return s.observe(r)
+	return s.observe(portalCORS(r))
 }
 
 func (s *Server) handleHealthz() http.Handler {
