@@ -73,7 +73,7 @@ func TestAPIV1OpenAPIPortalCustomer(t *testing.T) {
 	item := api["paths"].(map[string]any)["/api/v1/customer-portal/customer"].(map[string]any)
 	ok := item["get"].(map[string]any)["responses"].(map[string]any)["200"].(map[string]any)
 	schema := ok["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
-	is.Equal(schema["$ref"], "#/components/schemas/ApiObject") // one object
+	is.Equal(schema["$ref"], "#/components/schemas/Customer") // one object
 	_, page := schema["properties"]
 	is.True(!page)
 

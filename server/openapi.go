@@ -100,8 +100,6 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 	metrics["properties"].(map[string]any)["data"] = map[string]any{"type": "array", "items": bucket}
 	metrics["properties"].(map[string]any)["mrr"] = mrr
 	schemas["Metrics"] = metrics
-	schemas["ApiObject"] = map[string]any{"type": "object", "description": "The object of the /v1 twin operation, with currency codes upper case (BRL).",
-		"required": []string{"id", "object"}, "properties": map[string]any{"id": map[string]any{"type": "string"}, "object": map[string]any{"type": "string"}}}
 	// The answers whose /v1 wording is not this interface's: its limits are per minute, with the
 	// RateLimit-* headers, and its credentials are tokens as well as keys; 201 carries Location.
 	hdrs, _ := comps["headers"].(map[string]any)
@@ -156,10 +154,7 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 				item["parameters"] = params
 			}
 		}
-		obj := map[string]any{"$ref": "#/components/schemas/ApiObject"}
-		if strings.HasPrefix(p, "/api/v1/checkouts") {
-			obj = map[string]any{"$ref": "#/components/schemas/Checkout"}
-		}
+		obj := map[string]any{"$ref": "#/components/schemas/" + apiV1Schema(op.method, p)}
 		responses := map[string]any{}
 		for k, v := range errs {
 			responses[k] = v
@@ -260,6 +255,33 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT or API key"},
 				"customerToken": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "troco_cst_ customer session token",
 					"description": "The customer_session_token of POST /v1/customer-portal-sessions (valid one hour): only on /api/v1/customer-portal/ paths, for that one customer."}}}}
+}
+
+// apiV1Schema names the component schema of the object an /api/v1 operation answers (one object,
+// or the items of its page list): the /v1 object of the same JSON, or Checkout.
+func apiV1Schema(method, p string) string {
+	switch {
+	case strings.HasSuffix(p, "/refund") || strings.Contains(p, "/refunds/"):
+		return "Refund"
+	case strings.HasSuffix(p, "/deliveries"):
+		return "WebhookDelivery"
+	case strings.HasSuffix(p, "/redeliver"):
+		return "EventRedelivery"
+	}
+	rest := strings.TrimPrefix(strings.TrimPrefix(p, portalPrefix+"/"), "/api/v1/")
+	coll, _, _ := strings.Cut(rest, "/")
+	if name, ok := apiV1Schemas[coll]; ok {
+		return name
+	}
+	panic("openapi: no response schema for " + method + " " + p)
+}
+
+// apiV1Schemas are the objects of the /api/v1 collections (Core and customer-portal paths).
+var apiV1Schemas = map[string]string{
+	"checkouts": "Checkout", "checkout-links": "PaymentLink", "products": "Product", "customers": "Customer",
+	"customer": "Customer", "discounts": "Coupon", "sales": "PaymentIntent", "files": "File",
+	"webhooks": "WebhookEndpoint", "events": "Event", "subscriptions": "Subscription",
+	"organizations": "Organization", "invoices": "Invoice", "payment-methods": "PaymentMethod", "metrics": "Metrics",
 }
 
 // twinRequestBody is the request body of the /v1 operation an /api/v1 POST calls: the path with

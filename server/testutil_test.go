@@ -198,6 +198,7 @@ func (e *testEnv) Send(req *http.Request) (resp, error) {
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	out := resp{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	e.checkAPIV1Answer(req, res.StatusCode, raw)
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, &out.Body); err != nil {
 			return out, fmt.Errorf("%s %s: response is not JSON: %s", req.Method, req.URL.Path, raw)
