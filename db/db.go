@@ -41,6 +41,7 @@ const maxBatch = 256
 // DB is an open troco database.
 type DB struct {
 	path   string
+	pg     bool // PostgreSQL (postgres.go) rather than SQLite
 	write  *sql.DB
 	read   *sql.DB
 	clock  clock.Clock
@@ -65,6 +66,9 @@ type writeReq struct {
 type Options struct {
 	// Schema is the contents of schema.sql.
 	Schema string
+	// PostgresSchema is the contents of schema_postgres.sql (used when the path is a
+	// postgres:// URL).
+	PostgresSchema string
 	// Clock stamps every transaction; defaults to the real clock.
 	Clock clock.Clock
 	// Readers is the size of the read pool; defaults to 2×GOMAXPROCS.
@@ -90,6 +94,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	if opts.Synchronous == "" {
 		opts.Synchronous = "FULL"
+	}
+	if IsPostgres(path) {
+		return openPostgres(ctx, path, opts)
 	}
 	writeDSN, readDSN, err := dsns(path, opts.Synchronous)
 	if err != nil {
@@ -174,6 +181,9 @@ func (d *DB) Close() error {
 	d.rstmts.close()
 	d.wstmts.close()
 	errR := d.read.Close()
+	if d.pg {
+		return errors.Join(errR, d.write.Close())
+	}
 	if _, err := d.write.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil && d.path != ":memory:" {
 		_ = err // best effort; the WAL is replayed on next open anyway
 	}
@@ -231,13 +241,22 @@ func (d *DB) commitBatch(batch []*writeReq) {
 	ctx := context.Background()
 	results := make([]error, len(batch))
 	sqlTx, err := d.write.BeginTx(ctx, nil)
+	if err == nil && d.pg {
+		// Serialize the writers of every replica (see postgres.go).
+		if _, err = sqlTx.Exec("SELECT pg_advisory_xact_lock(7463100001)"); err != nil {
+			sqlTx.Rollback()
+		}
+	}
 	if err != nil {
 		for _, r := range batch {
 			r.err <- fmt.Errorf("db: begin: %w", err)
 		}
 		return
 	}
-	st := &txStmts{cache: d.wstmts}
+	var st *txStmts
+	if !d.pg {
+		st = &txStmts{cache: d.wstmts}
+	}
 	var events []*domain.Event
 	for i, r := range batch {
 		if d.onWriteWait != nil {
@@ -247,7 +266,7 @@ func (d *DB) commitBatch(batch []*writeReq) {
 			results[i] = err
 			continue
 		}
-		tx := &Tx{q: sqlTx, st: st, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}
+		tx := &Tx{q: sqlTx, st: st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}
 		results[i] = runSavepoint(tx, r.fn)
 		if results[i] == nil {
 			events = append(events, tx.events...)
@@ -269,7 +288,9 @@ func (d *DB) commitBatch(batch []*writeReq) {
 		r.err <- results[i]
 	}
 	// The writer's only connection is free again: prepare what this batch ran unprepared.
-	d.wstmts.prepare(st.missed)
+	if st != nil {
+		d.wstmts.prepare(st.missed)
+	}
 }
 
 func runSavepoint(tx *Tx, fn func(*Tx) error) (err error) {
@@ -295,6 +316,14 @@ func runSavepoint(tx *Tx, fn func(*Tx) error) (err error) {
 
 // Read runs fn in a read-only transaction on a consistent snapshot.
 func (d *DB) Read(ctx context.Context, fn func(*Tx) error) error {
+	if d.pg {
+		sqlTx, err := d.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
+		if err != nil {
+			return fmt.Errorf("db: begin read: %w", err)
+		}
+		defer sqlTx.Rollback()
+		return fn(&Tx{q: sqlTx, pg: true, Now: d.clock.Now().UTC().Truncate(time.Second)})
+	}
 	sqlTx, err := d.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("db: begin read: %w", err)
@@ -315,6 +344,9 @@ func (d *DB) ReadOne(ctx context.Context, fn func(*Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("db: begin read: %w", err)
 	}
+	if d.pg {
+		return fn(&Tx{q: d.read, pg: true, Now: d.clock.Now().UTC().Truncate(time.Second)})
+	}
 	st := &txStmts{cache: d.rstmts}
 	defer func() { d.rstmts.prepare(st.missed) }()
 	return fn(&Tx{q: d.read, st: st, Now: d.clock.Now().UTC().Truncate(time.Second)})
@@ -334,6 +366,7 @@ type Tx struct {
 	st       *txStmts
 	Now      time.Time
 	writable bool
+	pg       bool
 	sp       int
 	// events are the events this transaction inserted (for DB.onEvent after the commit).
 	events []*domain.Event
@@ -363,6 +396,9 @@ func (tx *Tx) Savepoint(fn func() error) (err error) {
 func (tx *Tx) now() int64 { return tx.Now.Unix() }
 
 func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
+	if tx.pg {
+		return tx.pgExec(query, args)
+	}
 	if s := tx.prepared(query); s != nil {
 		return s.Exec(args...)
 	}
@@ -370,6 +406,9 @@ func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
+	if tx.pg {
+		return tx.q.QueryRow(rebind(query), pgArgs(args)...)
+	}
 	if s := tx.prepared(query); s != nil {
 		return s.QueryRow(args...)
 	}
@@ -377,6 +416,9 @@ func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
 }
 
 func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
+	if tx.pg {
+		return tx.q.Query(rebind(query), pgArgs(args)...)
+	}
 	if s := tx.prepared(query); s != nil {
 		return s.Query(args...)
 	}
@@ -427,6 +469,9 @@ func newStmtCache(pool *sql.DB) *stmtCache {
 }
 
 func (c *stmtCache) get(query string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.m[query]
@@ -459,6 +504,9 @@ func (c *stmtCache) prepare(queries []string) {
 }
 
 func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for q, s := range c.m {
@@ -487,6 +535,9 @@ func translate(err error, what string) error {
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
+	}
+	if pgConflict(err) {
+		return fmt.Errorf("db: %s: %w", what, ErrConflict)
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
