@@ -985,3 +985,17 @@ ALTER TABLE customers ADD COLUMN preferred_locales TEXT NOT NULL DEFAULT '[]';
 -- A charge's receipt_url: the hosted receipt page, signed so only its holder opens it.
 ALTER TABLE charges ADD COLUMN receipt_url TEXT;
 
+
+-- migrate: 320
+
+-- The in-flight slot of an Idempotency-Key on PostgreSQL, where several replicas serve one
+-- database: the request holding the slot (owner) runs; a duplicate on any replica answers 409
+-- until it is released. expires_at bounds the slot of a replica that died mid-request.
+CREATE TABLE idempotency_inflight (
+    org_id      TEXT    NOT NULL,
+    livemode    INTEGER NOT NULL,
+    idem_key    TEXT    NOT NULL,
+    owner       TEXT    NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    PRIMARY KEY (org_id, livemode, idem_key)
+);

@@ -832,3 +832,17 @@ CREATE TABLE organization_email_settings (
     data    TEXT NOT NULL
 );
 
+
+-- migrate: 320
+
+-- The in-flight slot of an Idempotency-Key on PostgreSQL, where several replicas serve one
+-- database: the request holding the slot (owner) runs; a duplicate on any replica answers 409
+-- until it is released. expires_at bounds the slot of a replica that died mid-request.
+CREATE TABLE idempotency_inflight (
+    org_id      TEXT    NOT NULL,
+    livemode    BIGINT NOT NULL,
+    idem_key    TEXT    NOT NULL,
+    owner       TEXT    NOT NULL,
+    expires_at  BIGINT NOT NULL,
+    PRIMARY KEY (org_id, livemode, idem_key)
+);

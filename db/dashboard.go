@@ -305,7 +305,12 @@ func (tx *Tx) VolumeByMethod(s domain.Scope, since, until int64) ([]MethodVolume
 // ListEventsForObject returns the newest events whose data.object is objectID, newest first
 // (served by the events_object expression index).
 func (tx *Tx) ListEventsForObject(s domain.Scope, objectID string, limit int) ([]*domain.Event, error) {
-	rows, err := tx.query("SELECT "+eventCols+" FROM events WHERE org_id = ? AND livemode = ? AND json_extract(data, '$.object.id') = ? ORDER BY seq DESC LIMIT ?",
+	q := "SELECT " + eventCols + " FROM events WHERE org_id = ? AND livemode = ? AND json_extract(data, '$.object.id') = ? ORDER BY seq DESC LIMIT ?"
+	if tx.pg {
+		// The same expression as the events_object index of schema_postgres.sql.
+		q = "SELECT " + eventCols + " FROM events WHERE org_id = ? AND livemode = ? AND ((data::jsonb -> 'object') ->> 'id') = ? ORDER BY seq DESC LIMIT ?"
+	}
+	rows, err := tx.query(q,
 		s.OrgID, boolInt(s.Livemode), objectID, limit)
 	if err != nil {
 		return nil, translate(err, "list object events")

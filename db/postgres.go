@@ -357,3 +357,14 @@ func (tx *Tx) pgExec(query string, args []any) (sql.Result, error) {
 	}
 	return res, err
 }
+
+// claimLock is appended to the SELECT of a job's claim: on PostgreSQL, inside a write
+// transaction, the rows are locked and rows another transaction holds are skipped
+// (FOR UPDATE SKIP LOCKED). The writers' advisory lock already serializes claims; this keeps a
+// claim correct on its own. SQLite's single writer needs nothing.
+func (tx *Tx) claimLock() string {
+	if tx.pg && tx.writable {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}

@@ -21,7 +21,7 @@ import (
 )
 
 // filesDir is the directory the test server keeps file bytes in.
-func (e *testEnv) filesDir() string { return filepath.Join(filepath.Dir(e.Path), "files") }
+func (e *testEnv) filesDir() string { return filepath.Join(e.Dir, "files") }
 
 // storedFiles lists the names in the files directory (bytes and temporary uploads).
 func (e *testEnv) storedFiles() []string {

@@ -637,8 +637,10 @@ func secureDataDir(dir string, log *slog.Logger) error {
 func registerJobs(r *jobs.Runner, store *db.DB) {
 	r.Add(jobs.Job{Name: "expire-idempotency-keys", Every: time.Minute, Run: func(ctx context.Context, now time.Time) error {
 		return store.Write(ctx, func(tx *db.Tx) error {
-			_, err := tx.DeleteExpiredIdempotencyKeys(now.Add(-24*time.Hour).Unix(), 5000)
-			return err
+			if _, err := tx.DeleteExpiredIdempotencyKeys(now.Add(-24*time.Hour).Unix(), 5000); err != nil {
+				return err
+			}
+			return tx.DeleteExpiredIdempotencySlots()
 		})
 	}})
 }
