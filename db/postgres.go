@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -367,4 +368,22 @@ func (tx *Tx) claimLock() string {
 		return " FOR UPDATE SKIP LOCKED"
 	}
 	return ""
+}
+
+// Display is how messages name a --db value: a SQLite path as is, a PostgreSQL URL without
+// its password.
+func Display(path string) string {
+	if !IsPostgres(path) {
+		return path
+	}
+	u, err := url.Parse(path)
+	if err != nil {
+		return "postgres://…"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	return u.String()
 }
