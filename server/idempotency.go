@@ -213,9 +213,26 @@ func (s *Server) acquireSharedSlot(ctx context.Context, st *idemState) (release 
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	return func() {
-		_ = s.db.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error {
-			return tx.ReleaseIdempotencySlot(st.scope.OrgID, st.scope.Livemode, st.key, owner)
-		})
-	}, true, nil
+	release = func() {
+		ctx := context.WithoutCancel(ctx)
+		free := func() error {
+			return s.db.Write(ctx, func(tx *db.Tx) error {
+				return tx.ReleaseIdempotencySlot(st.scope.OrgID, st.scope.Livemode, st.key, owner)
+			})
+		}
+		if free() == nil {
+			return
+		}
+		// The database is away (a restart): keep trying for a while in the background, so a
+		// retry of this request is not refused until the slot's lease runs out.
+		go func() {
+			for wait := 100 * time.Millisecond; wait < sharedSlotLease; wait *= 2 {
+				time.Sleep(wait)
+				if err := free(); err == nil || errors.Is(err, db.ErrClosed) {
+					return
+				}
+			}
+		}()
+	}
+	return release, true, nil
 }

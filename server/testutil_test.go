@@ -62,10 +62,15 @@ func pgSchemaSQL(t testing.TB) string {
 // newEnv starts a server with a bootstrap organization holding a test and a live key.
 func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
+	dir := t.TempDir()
+	return newEnvAt(t, dbtest.Path(t, filepath.Join(dir, "troco.db")), dir, opts...)
+}
+
+// newEnvAt is newEnv on the database path (a SQLite file or a PostgreSQL URL) and data dir given.
+func newEnvAt(t *testing.T, path, dir string, opts ...envOption) *testEnv {
+	t.Helper()
 	is := is.New(t)
 	clk := clock.NewOffset(clock.Real{}, 0)
-	dir := t.TempDir()
-	path := dbtest.Path(t, filepath.Join(dir, "troco.db"))
 	d, err := db.Open(context.Background(), path, db.Options{Schema: schemaSQL(t), PostgresSchema: pgSchemaSQL(t), Clock: clk, Synchronous: "NORMAL"})
 	is.NoErr(err) // open database
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
