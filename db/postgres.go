@@ -102,7 +102,8 @@ func describePgError(err error) string {
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
-		msg := ce.Unwrap().Error()
+		// pgx joins the attempts of each address and TLS mode with newlines: the first says it.
+		msg, _, _ := strings.Cut(ce.Unwrap().Error(), "\n")
 		return msg
 	}
 	var pce *pgconn.ParseConfigError

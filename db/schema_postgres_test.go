@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/matryer/is"
@@ -178,4 +180,58 @@ func queryStrings(t *testing.T, q *sql.DB, query string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestPostgresUnreachable: a server that refuses the connection is one line naming where it
+// looked, without the URL's password.
+func TestPostgresUnreachable(t *testing.T) {
+	is := is.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err)
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	lite, pg := dbtest.Schemas(t)
+	_, err = Open(context.Background(), "postgres://troco:s3cret@"+addr+"/troco", Options{Schema: lite, PostgresSchema: pg})
+	is.True(err != nil)
+	msg := err.Error()
+	is.True(strings.Contains(msg, "cannot connect to PostgreSQL at "+addr+"/troco")) // where it looked
+	is.True(!strings.Contains(msg, "s3cret"))                                        // never the password
+	is.True(!strings.Contains(msg, "\n"))                                            // one line
+}
+
+// TestPostgresConcurrentMigrations: two replicas starting at once on an empty database: one
+// migrates, the other waits for it, and both end on the latest version.
+func TestPostgresConcurrentMigrations(t *testing.T) {
+	if !dbtest.Postgres() {
+		t.Skip("set " + dbtest.EnvPostgres)
+	}
+	is := is.New(t)
+	lite, pg := dbtest.Schemas(t)
+	dsn := dbtest.Path(t, "")
+	ms, err := parseMigrations(pg)
+	is.NoErr(err)
+	var wg sync.WaitGroup
+	dbs := make([]*DB, 3)
+	errs := make([]error, 3)
+	for i := range dbs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dbs[i], errs[i] = Open(context.Background(), dsn, Options{Schema: lite, PostgresSchema: pg})
+		}()
+	}
+	wg.Wait()
+	for i, d := range dbs {
+		is.NoErr(errs[i]) // every replica started
+		v, err := d.SchemaVersion(context.Background())
+		is.NoErr(err)
+		is.Equal(v, ms[len(ms)-1].version)
+		d.Close()
+	}
+	var applied int
+	d, err := Open(context.Background(), dsn, Options{Schema: lite, PostgresSchema: pg})
+	is.NoErr(err)
+	defer d.Close()
+	is.NoErr(d.read.QueryRow("SELECT COUNT(*) FROM schema_migrations").Scan(&applied))
+	is.Equal(applied, len(ms)) // each migration applied once
 }
