@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"troco/db/dbtest"
 
 	"github.com/matryer/is"
 
@@ -300,6 +301,7 @@ func TestFileIdempotentUpload(t *testing.T) {
 // TestFileCrashOrphans: whatever a crash leaves (bytes without a row, an interrupted temporary
 // upload, a row whose bytes are gone), the next start sweeps it.
 func TestFileCrashOrphans(t *testing.T) {
+	dbtest.SkipOnPostgres(t, "no start-up sweep on PostgreSQL, where replicas share the files directory")
 	is := is.New(t)
 	e := newEnv(t)
 	keep := e.uploadFile(e.Test, "product_image", "a.png", "", pngBytes).Str("id")
