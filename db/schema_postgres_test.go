@@ -242,3 +242,24 @@ func TestPostgresConcurrentMigrations(t *testing.T) {
 	is.NoErr(d.read.QueryRow("SELECT COUNT(*) FROM schema_migrations").Scan(&applied))
 	is.Equal(applied, len(ms)) // each migration applied once
 }
+
+// TestRebind: placeholders become $1…$n; a ? inside a string literal, a quoted identifier or a
+// comment is left alone; bool arguments become 0/1.
+func TestRebind(t *testing.T) {
+	is := is.New(t)
+	for in, want := range map[string]string{
+		"SELECT 1":                                     "SELECT 1",
+		"SELECT a FROM t WHERE a = ? AND b = ?":        "SELECT a FROM t WHERE a = $1 AND b = $2",
+		"SELECT '?', 'it''s ?' FROM t WHERE c = ?":     "SELECT '?', 'it''s ?' FROM t WHERE c = $1",
+		`SELECT "we?ird" FROM t WHERE c IN (?, ?)`:     `SELECT "we?ird" FROM t WHERE c IN ($1, $2)`,
+		"SELECT a -- why?\nFROM t WHERE a = ?":         "SELECT a -- why?\nFROM t WHERE a = $1",
+		"INSERT INTO t (a, b, c) VALUES (?, ?, ?)":     "INSERT INTO t (a, b, c) VALUES ($1, $2, $3)",
+		"UPDATE t SET a = ? WHERE b LIKE ? ESCAPE '!'": "UPDATE t SET a = $1 WHERE b LIKE $2 ESCAPE '!'",
+	} {
+		is.Equal(rebind(in), want)
+	}
+	yes := true
+	args := []any{true, false, &yes, "x", int64(3), nil}
+	is.Equal(pgArgs(args), []any{int64(1), int64(0), int64(1), "x", int64(3), nil})
+	is.Equal(args[0], true) // the caller's slice is not changed
+}
