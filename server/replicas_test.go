@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"troco/db/dbtest"
+	"troco/server/domain"
 )
 
 // TestTwoReplicas: two servers on one database (PostgreSQL when the tests run on it), each with
@@ -112,6 +114,17 @@ func TestTwoReplicas(t *testing.T) {
 		}
 	}
 	is.Equal(len(seen), want) // every event delivered, at least once
+
+	// Sessions are rows: a dashboard sign-in made on a works on b, and so does the hosted page of
+	// a checkout session created through a.
+	dc := a.signedIn(a.Org.ID, "ops@example.com", domain.RoleAdmin)
+	dc.e = b
+	st, page, _ := dc.get("/dashboard/test")
+	is.Equal(st, 200) // signed in on the other replica
+	is.True(strings.Contains(page, "ops@example.com"))
+	cs := a.coSimple(a.Test, nil)
+	st, _, _ = b.openPage(t, cs.Str("url"))
+	is.Equal(st, 200)
 
 	// A replica dies mid-delivery: the other delivers the event after the lease expires.
 	for len(rc.arrived) > 0 {
