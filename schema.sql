@@ -986,6 +986,23 @@ ALTER TABLE customers ADD COLUMN preferred_locales TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE charges ADD COLUMN receipt_url TEXT;
 
 
+-- migrate: 310
+-- Monthly recurring revenue (/api/v1 metrics): each subscription's recurring amount normalized to
+-- one month (domain.Subscription.MonthlyAmount: per item unit_amount × quantity ÷ interval_count,
+-- × 365/12 a day, × 52/12 a week, ÷ 12 a year; rounded half up per item), written with every
+-- subscription write. MRR is one index-only SUM over (org, mode, status).
+ALTER TABLE subscriptions ADD COLUMN mrr INTEGER NOT NULL DEFAULT 0;
+UPDATE subscriptions SET mrr = COALESCE((
+    SELECT SUM(((CAST(json_extract(it.value, '$.price.unit_amount') AS INTEGER) * CAST(json_extract(it.value, '$.quantity') AS INTEGER)
+                 * (CASE json_extract(it.value, '$.price.recurring.interval') WHEN 'day' THEN 365 WHEN 'week' THEN 52 ELSE 1 END) * 2)
+                + (CASE json_extract(it.value, '$.price.recurring.interval') WHEN 'day' THEN 12 WHEN 'week' THEN 12 WHEN 'year' THEN 12 ELSE 1 END)
+                  * MAX(COALESCE(json_extract(it.value, '$.price.recurring.interval_count'), 1), 1))
+               / (2 * (CASE json_extract(it.value, '$.price.recurring.interval') WHEN 'day' THEN 12 WHEN 'week' THEN 12 WHEN 'year' THEN 12 ELSE 1 END)
+                  * MAX(COALESCE(json_extract(it.value, '$.price.recurring.interval_count'), 1), 1)))
+    FROM json_each(subscriptions.data, '$.items') AS it
+    WHERE json_extract(it.value, '$.price.recurring.interval') IN ('day', 'week', 'month', 'year')), 0);
+CREATE INDEX subscriptions_mrr ON subscriptions (org_id, livemode, status, mrr);
+
 -- migrate: 320
 
 -- The in-flight slot of an Idempotency-Key on PostgreSQL, where several replicas serve one
@@ -999,3 +1016,22 @@ CREATE TABLE idempotency_inflight (
     expires_at  INTEGER NOT NULL,
     PRIMARY KEY (org_id, livemode, idem_key)
 );
+
+-- migrate: 330
+-- The other organizations' accounts (user ids, space separated) that the password which
+-- started a dashboard session also opened: the organization switcher offers them.
+ALTER TABLE dashboard_sessions ADD COLUMN also_users TEXT NOT NULL DEFAULT '';
+
+-- migrate: 331
+-- Failed dashboard sign-ins counted per client address (every replica shares the count):
+-- a window of 15 minutes, the address refused until blocked_until once it has too many.
+CREATE TABLE signin_ip_failures (
+    ip             TEXT    PRIMARY KEY,
+    failures       INTEGER NOT NULL,
+    window_start   INTEGER NOT NULL,
+    blocked_until  INTEGER NOT NULL DEFAULT 0
+);
+
+-- migrate: 332
+-- The dashboard's page of one API key lists the requests made with it.
+CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);

@@ -833,6 +833,22 @@ CREATE TABLE organization_email_settings (
 );
 
 
+
+-- migrate: 310
+-- Monthly recurring revenue: see schema.sql's migration 310 (the same normalization, with
+-- PostgreSQL's JSON functions; integer division truncates as SQLite's does).
+ALTER TABLE subscriptions ADD COLUMN mrr BIGINT NOT NULL DEFAULT 0;
+UPDATE subscriptions SET mrr = COALESCE((
+    SELECT SUM((((it.value #>> '{price,unit_amount}')::bigint * (it.value ->> 'quantity')::bigint
+                 * (CASE it.value #>> '{price,recurring,interval}' WHEN 'day' THEN 365 WHEN 'week' THEN 52 ELSE 1 END) * 2)
+                + (CASE it.value #>> '{price,recurring,interval}' WHEN 'day' THEN 12 WHEN 'week' THEN 12 WHEN 'year' THEN 12 ELSE 1 END)
+                  * GREATEST(COALESCE((it.value #>> '{price,recurring,interval_count}')::bigint, 1), 1))
+               / (2 * (CASE it.value #>> '{price,recurring,interval}' WHEN 'day' THEN 12 WHEN 'week' THEN 12 WHEN 'year' THEN 12 ELSE 1 END)
+                  * GREATEST(COALESCE((it.value #>> '{price,recurring,interval_count}')::bigint, 1), 1)))::bigint
+    FROM jsonb_array_elements(CASE jsonb_typeof(subscriptions.data::jsonb -> 'items') WHEN 'array' THEN subscriptions.data::jsonb -> 'items' ELSE '[]'::jsonb END) AS it(value)
+    WHERE it.value #>> '{price,recurring,interval}' IN ('day', 'week', 'month', 'year')), 0);
+CREATE INDEX subscriptions_mrr ON subscriptions (org_id, livemode, status, mrr);
+
 -- migrate: 320
 
 -- The in-flight slot of an Idempotency-Key on PostgreSQL, where several replicas serve one
@@ -846,3 +862,17 @@ CREATE TABLE idempotency_inflight (
     expires_at  BIGINT NOT NULL,
     PRIMARY KEY (org_id, livemode, idem_key)
 );
+
+-- migrate: 330
+ALTER TABLE dashboard_sessions ADD COLUMN also_users TEXT NOT NULL DEFAULT '';
+
+-- migrate: 331
+CREATE TABLE signin_ip_failures (
+    ip             TEXT    PRIMARY KEY,
+    failures       BIGINT  NOT NULL,
+    window_start   BIGINT  NOT NULL,
+    blocked_until  BIGINT  NOT NULL DEFAULT 0
+);
+
+-- migrate: 332
+CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);

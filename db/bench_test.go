@@ -227,3 +227,45 @@ func BenchmarkFdatasync(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMRR is the MRR of a scope with 100,000 subscriptions (90% active, the rest trialing
+// or canceled), next to 100,000 of another organization: one index-only SUM.
+func BenchmarkMRR(b *testing.B) {
+	d, scope := benchDB(b, "NORMAL")
+	other := domain.Scope{OrgID: "org_other"}
+	statuses := []string{domain.SubscriptionActive, domain.SubscriptionActive, domain.SubscriptionActive, domain.SubscriptionActive, domain.SubscriptionActive,
+		domain.SubscriptionActive, domain.SubscriptionActive, domain.SubscriptionActive, domain.SubscriptionActive, domain.SubscriptionTrialing}
+	for _, sc := range []domain.Scope{scope, other} {
+		for i := range 100 {
+			err := d.Write(context.Background(), func(tx *db.Tx) error {
+				for j := range 1000 {
+					n := i*1000 + j
+					sub := &domain.Subscription{ID: "sub_" + sc.OrgID + strconv.Itoa(n), Customer: "cus_x", Status: statuses[n%10],
+						Items: []domain.SubscriptionItem{{Price: domain.Price{UnitAmount: 4990, Recurring: &domain.Recurring{Interval: "month", IntervalCount: 1}}, Quantity: 1}}}
+					if err := tx.CreateSubscription(sc, sub); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer reportCPU(b, cpuTime())
+	for b.Loop() {
+		err := d.Read(context.Background(), func(tx *db.Tx) error {
+			amount, count, err := tx.MRR(scope)
+			if err == nil && (count != 90000 || amount != 90000*4990) {
+				b.Fatalf("mrr %d over %d", amount, count)
+			}
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package db
 
 import (
+	"errors"
+	"strings"
+
 	"troco/server/domain"
 )
 
@@ -149,12 +152,15 @@ type DashboardSession struct {
 	OrgID       string
 	PendingTOTP bool
 	LastSeenAt  int64
+	// AlsoUsers are the accounts of the same person in other organizations that the password
+	// which started the session also opened (the organization switcher offers them).
+	AlsoUsers []string
 }
 
 // CreateDashboardSession stores a session by the hash of its cookie token.
 func (tx *Tx) CreateDashboardSession(ds DashboardSession) error {
-	_, err := tx.exec("INSERT INTO dashboard_sessions (token_hash, user_id, org_id, pending_totp, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?)",
-		ds.TokenHash, ds.UserID, ds.OrgID, boolInt(ds.PendingTOTP), tx.now(), tx.now())
+	_, err := tx.exec("INSERT INTO dashboard_sessions (token_hash, user_id, org_id, pending_totp, created_at, last_seen_at, also_users) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		ds.TokenHash, ds.UserID, ds.OrgID, boolInt(ds.PendingTOTP), tx.now(), tx.now(), strings.Join(ds.AlsoUsers, " "))
 	return translate(err, "create session")
 }
 
@@ -162,9 +168,11 @@ func (tx *Tx) CreateDashboardSession(ds DashboardSession) error {
 func (tx *Tx) FindDashboardSession(tokenHash string) (*DashboardSession, error) {
 	var ds DashboardSession
 	var pending int
-	err := tx.queryRow("SELECT token_hash, user_id, org_id, pending_totp, last_seen_at FROM dashboard_sessions WHERE token_hash = ?", tokenHash).
-		Scan(&ds.TokenHash, &ds.UserID, &ds.OrgID, &pending, &ds.LastSeenAt)
+	var also string
+	err := tx.queryRow("SELECT token_hash, user_id, org_id, pending_totp, last_seen_at, also_users FROM dashboard_sessions WHERE token_hash = ?", tokenHash).
+		Scan(&ds.TokenHash, &ds.UserID, &ds.OrgID, &pending, &ds.LastSeenAt, &also)
 	ds.PendingTOTP = pending == 1
+	ds.AlsoUsers = strings.Fields(also)
 	return &ds, translate(err, "find session")
 }
 
@@ -245,6 +253,8 @@ func scanRequestLog(s scanner) (*domain.RequestLog, error) {
 // RequestLogFilter narrows a request log list.
 type RequestLogFilter struct {
 	ObjectID string
+	// KeyID lists the requests made with one API key.
+	KeyID string
 }
 
 // ListRequestLogs pages the request log of a scope, newest first.
@@ -254,6 +264,9 @@ func (tx *Tx) ListRequestLogs(s domain.Scope, f RequestLogFilter, p ListParams) 
 	w.add("livemode = ?", boolInt(s.Livemode))
 	if f.ObjectID != "" {
 		w.add("object_id = ?", f.ObjectID)
+	}
+	if f.KeyID != "" {
+		w.add("key_id = ?", f.KeyID)
 	}
 	return page(tx, "request_logs", requestLogCols, w, p, scanRequestLog)
 }
@@ -331,4 +344,66 @@ func (tx *Tx) ListEventsForObject(s domain.Scope, objectID string, limit int) ([
 func (tx *Tx) TouchDashboardSessionAt(tokenHash string, at int64) error {
 	_, err := tx.exec("UPDATE dashboard_sessions SET last_seen_at = ? WHERE token_hash = ?", at, tokenHash)
 	return translate(err, "touch session")
+}
+
+// DeleteUser removes a person from their organization: the user row, their sign-in links and
+// every session they have (signed out at once). The audit trail keeps their e-mail.
+func (tx *Tx) DeleteUser(id string) error {
+	if _, err := tx.exec("DELETE FROM dashboard_sessions WHERE user_id = ?", id); err != nil {
+		return translate(err, "delete user sessions")
+	}
+	if _, err := tx.exec("DELETE FROM signin_links WHERE user_id = ?", id); err != nil {
+		return translate(err, "delete user links")
+	}
+	res, err := tx.exec("DELETE FROM users WHERE id = ?", id)
+	return affectedOne(res, err, "delete user")
+}
+
+// CountOwners counts the owners of an organization.
+func (tx *Tx) CountOwners(orgID string) (int, error) {
+	var n int
+	err := tx.queryRow("SELECT COUNT(*) FROM users WHERE org_id = ? AND role = 'owner'", orgID).Scan(&n)
+	return n, translate(err, "count owners")
+}
+
+// SigninIPState is the failed sign-in count of one client address.
+type SigninIPState struct {
+	Failures     int
+	WindowStart  int64
+	BlockedUntil int64
+}
+
+// FindSigninIP returns the failure count of ip (zero when it has none).
+func (tx *Tx) FindSigninIP(ip string) (SigninIPState, error) {
+	var st SigninIPState
+	err := tx.queryRow("SELECT failures, window_start, blocked_until FROM signin_ip_failures WHERE ip = ?", ip).Scan(&st.Failures, &st.WindowStart, &st.BlockedUntil)
+	if err = translate(err, "find signin ip"); errors.Is(err, ErrNotFound) {
+		return SigninIPState{}, nil
+	}
+	return st, err
+}
+
+// RecordSigninIPFailure counts a failed sign-in from ip: a window older than window seconds starts
+// over; reaching limit failures in a window blocks the address until now+block (the count then
+// starts over). It returns the state after the failure.
+func (tx *Tx) RecordSigninIPFailure(ip string, limit int, window, block int64) (SigninIPState, error) {
+	now := tx.now()
+	_, err := tx.exec(`INSERT INTO signin_ip_failures (ip, failures, window_start, blocked_until) VALUES (?, 1, ?, 0)
+		ON CONFLICT (ip) DO UPDATE SET
+			failures = CASE WHEN signin_ip_failures.window_start <= ? THEN 1 ELSE signin_ip_failures.failures + 1 END,
+			window_start = CASE WHEN signin_ip_failures.window_start <= ? THEN ? ELSE signin_ip_failures.window_start END`,
+		ip, now, now-window, now-window, now)
+	if err != nil {
+		return SigninIPState{}, translate(err, "record signin ip")
+	}
+	if _, err := tx.exec("UPDATE signin_ip_failures SET blocked_until = ?, failures = 0, window_start = ? WHERE ip = ? AND failures >= ?", now+block, now, ip, limit); err != nil {
+		return SigninIPState{}, translate(err, "block signin ip")
+	}
+	return tx.FindSigninIP(ip)
+}
+
+// DeleteStaleSigninIPs forgets addresses whose window and block ended before cutoff.
+func (tx *Tx) DeleteStaleSigninIPs(cutoff int64) error {
+	_, err := tx.exec("DELETE FROM signin_ip_failures WHERE window_start < ? AND blocked_until < ?", cutoff, cutoff)
+	return translate(err, "delete stale signin ips")
 }

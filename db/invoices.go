@@ -136,6 +136,8 @@ type InvoiceFilter struct {
 	Subscription     string
 	PaymentIntent    string
 	CheckoutSession  string
+	// NotDraft leaves out drafts (what a customer sees of their invoices).
+	NotDraft bool
 }
 
 // ListInvoices pages the invoices of a scope, newest first.
@@ -160,6 +162,9 @@ func (tx *Tx) ListInvoices(s domain.Scope, f InvoiceFilter, p ListParams) ([]*do
 	}
 	if f.CheckoutSession != "" {
 		w.add("checkout_session_id = ?", f.CheckoutSession)
+	}
+	if f.NotDraft {
+		w.add("status <> ?", domain.InvoiceDraft)
 	}
 	return page(tx, "invoices", invoiceCols, w, p, func(s scanner) (*domain.Invoice, error) {
 		inv, _, err := scanInvoice(s)

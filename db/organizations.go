@@ -149,6 +149,11 @@ func (tx *Tx) CountOrganizations() (int, error) {
 	return n, translate(err, "count organizations")
 }
 
+// SettingPublicBaseURL is the setting that holds the public base URL of everything troco links
+// to from outside a request (hosted invoice pages, e-mails): serve's --base-url, or the listen
+// address a server without one learned from its first request.
+const SettingPublicBaseURL = "public_base_url"
+
 // GetSetting reads a named setting; ok is false when absent.
 func (tx *Tx) GetSetting(name string) (value string, ok bool, err error) {
 	err = tx.queryRow("SELECT value FROM settings WHERE name = ?", name).Scan(&value)

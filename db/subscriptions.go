@@ -30,9 +30,10 @@ func (tx *Tx) CreateSubscription(s domain.Scope, sub *domain.Subscription) error
 	if err != nil {
 		return err
 	}
-	_, err = tx.exec(`INSERT INTO subscriptions (id, org_id, livemode, customer_id, status, current_period_start, current_period_end, data, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		sub.ID, s.OrgID, boolInt(s.Livemode), sub.Customer, sub.Status, sub.CurrentPeriodStart.Unix(), sub.CurrentPeriodEnd.Unix(), data, sub.CreatedAt.Unix(), sub.UpdatedAt.Unix())
+	_, err = tx.exec(`INSERT INTO subscriptions (id, org_id, livemode, customer_id, status, current_period_start, current_period_end, data, created_at, updated_at, mrr)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		sub.ID, s.OrgID, boolInt(s.Livemode), sub.Customer, sub.Status, sub.CurrentPeriodStart.Unix(), sub.CurrentPeriodEnd.Unix(), data, sub.CreatedAt.Unix(), sub.UpdatedAt.Unix(),
+		sub.MonthlyAmount())
 	return translate(err, "create subscription")
 }
 
@@ -49,8 +50,8 @@ func (tx *Tx) UpdateSubscription(s domain.Scope, sub *domain.Subscription) error
 	if err != nil {
 		return err
 	}
-	res, err := tx.exec("UPDATE subscriptions SET status = ?, current_period_start = ?, current_period_end = ?, data = ?, updated_at = ? WHERE id = ? AND org_id = ? AND livemode = ?",
-		sub.Status, sub.CurrentPeriodStart.Unix(), sub.CurrentPeriodEnd.Unix(), data, tx.now(), sub.ID, s.OrgID, boolInt(s.Livemode))
+	res, err := tx.exec("UPDATE subscriptions SET status = ?, current_period_start = ?, current_period_end = ?, data = ?, updated_at = ?, mrr = ? WHERE id = ? AND org_id = ? AND livemode = ?",
+		sub.Status, sub.CurrentPeriodStart.Unix(), sub.CurrentPeriodEnd.Unix(), data, tx.now(), sub.MonthlyAmount(), sub.ID, s.OrgID, boolInt(s.Livemode))
 	return affectedOne(res, err, "update subscription")
 }
 
@@ -227,4 +228,12 @@ func (tx *Tx) ClaimSubscription(s domain.Scope, id string, now int64) (bool, err
 func (tx *Tx) PostponeSubscription(s domain.Scope, id string, at int64) error {
 	_, err := tx.exec("UPDATE subscriptions SET next_at = ? WHERE id = ? AND org_id = ? AND livemode = ?", at, id, s.OrgID, boolInt(s.Livemode))
 	return translate(err, "postpone subscription")
+}
+
+// MRR is the monthly recurring revenue of a scope: the sum of the monthly amounts of its
+// subscriptions in domain.MRRStatuses, and how many there are (one index-only aggregate).
+func (tx *Tx) MRR(s domain.Scope) (amount, count int64, err error) {
+	err = tx.queryRow("SELECT COALESCE(SUM(mrr), 0), COUNT(*) FROM subscriptions WHERE org_id = ? AND livemode = ? AND status IN (?, ?)",
+		s.OrgID, boolInt(s.Livemode), domain.MRRStatuses[0], domain.MRRStatuses[1]).Scan(&amount, &count)
+	return amount, count, translate(err, "mrr")
 }

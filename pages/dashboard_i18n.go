@@ -39,6 +39,12 @@ var ptBR = map[string]string{
 	"Add a person": "Adicionar pessoa", "One-time sign-in link for": "Link de acesso único para",
 	"The form expired; sign in again.":      "O formulário expirou; entre novamente.",
 	"Unknown status %q. Choose one of: %s.": "Status desconhecido %q. Escolha um destes: %s.",
+	"expired":                               "expirada", "Remove": "Remover", "Organization": "Organização", "Switch": "Trocar",
+	"Switch organization": "Trocar de organização", "Now": "Agora", "Secret": "Segredo",
+	"Too many failed sign-ins from your network address. Try again in %d minutes.": "Muitas tentativas de acesso sem sucesso a partir do seu endereço de rede. Tente de novo em %d minutos.",
+	"The form could not be read.": "Não foi possível ler o formulário.", "Method not allowed.": "Método não permitido.",
+	"Requests made with this key": "Requisições feitas com esta chave",
+	"Sign in first.":              "Entre primeiro.", "Internal error; request": "Erro interno; requisição",
 }
 
 // T translates an English interface string into lang (pt-BR by default); unknown strings stay English.

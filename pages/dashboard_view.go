@@ -15,6 +15,9 @@ type Dash struct {
 	TimeTravel bool
 	// MailboxURL, in test mode, opens the organization's sandbox mailbox (customer e-mail).
 	MailboxURL string
+	// Orgs are the organizations the person can switch to (the current one selected); the
+	// switcher is shown when there are two or more.
+	Orgs []Option
 }
 
 // Sandbox reports whether the yellow bar is shown.

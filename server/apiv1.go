@@ -34,7 +34,7 @@ func (s *Server) core(need string, h http.Handler) http.Handler {
 		start := time.Now()
 		info, err := s.authenticateCore(r, need)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.refused(w, r, info, start, err)
 			return
 		}
 		if sw, ok := w.(*statusWriter); ok {
@@ -50,8 +50,23 @@ func (s *Server) core(need string, h http.Handler) http.Handler {
 	})
 }
 
+// refused answers a request refused before its handler. When the caller is known (a key or
+// token troco verified, refused for its state or scope), the refusal is recorded in its
+// organization's request log, as /v1 does: its developer looks there for why.
+func (s *Server) refused(w http.ResponseWriter, r *http.Request, known *authInfo, start time.Time, err error) {
+	if known == nil {
+		s.writeError(w, r, err)
+		return
+	}
+	keyID := known.Actor.KeyID
+	s.logRequest(w, r, known.Actor.Scope, keyID, start, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, err)
+	}))
+}
+
 // authenticateCore accepts an organization API key (ch_…) or an access token (JWT) of
-// POST /api/v1/oauth/token. Customer session tokens belong to the customer-portal path.
+// POST /api/v1/oauth/token. Customer session tokens belong to the customer-portal path. A
+// refused caller troco knows (its key or token verified) is returned with the error.
 func (s *Server) authenticateCore(r *http.Request, need string) (*authInfo, error) {
 	token, err := bearerToken(r)
 	if err != nil {
@@ -59,14 +74,15 @@ func (s *Server) authenticateCore(r *http.Request, need string) (*authInfo, erro
 	}
 	switch {
 	case strings.HasPrefix(token, "troco_cst_"):
-		return nil, domain.Forbidden("A customer session token is valid only on the customer-portal path (/api/v1/customer-portal/).")
+		known, _ := s.customerOfToken(r, token)
+		return known, domain.Forbidden("A customer session token is valid only on the customer-portal path (/api/v1/customer-portal/).")
 	case strings.HasPrefix(token, "ch_"):
 		info, err := s.authenticate(r, need)
 		if err != nil {
-			return nil, err
+			return info, err
 		}
 		if info.Key.Platform() {
-			return nil, domain.Forbidden("/api/v1 takes organization keys and access tokens; a platform key acts through /v1 with the Organization header.")
+			return info, domain.Forbidden("/api/v1 takes organization keys and access tokens; a platform key acts through /v1 with the Organization header.")
 		}
 		return info, nil
 	case strings.Count(token, ".") == 2:
@@ -101,23 +117,25 @@ func (s *Server) authenticateJWT(r *http.Request, raw, need string) (*authInfo, 
 	if err != nil {
 		return nil, err
 	}
+	// The token is troco's (its signature verified): a refusal from here on is its key's.
+	info := &authInfo{Key: key, Actor: domain.Actor{Scope: domain.Scope{OrgID: key.Organization, Livemode: key.Livemode}, KeyID: key.ID, RequestID: requestID(r.Context())}}
 	switch {
 	case key.Organization != c.Org || key.Livemode != c.Livemode || key.Platform():
-		return nil, domain.Unauthenticated("Invalid access token: it does not match its API key.")
+		return info, domain.Unauthenticated("Invalid access token: it does not match its API key.")
 	case !key.RevokedAt.IsZero():
-		return nil, domain.Unauthenticated("Invalid access token: its API key was revoked.")
+		return info, domain.Unauthenticated("Invalid access token: its API key was revoked.")
 	case key.Expired(now):
-		return nil, domain.Unauthenticated("Invalid access token: its API key has expired.")
+		return info, domain.Unauthenticated("Invalid access token: its API key has expired.")
 	}
 	scoped := &domain.APIKey{Scopes: strings.Fields(c.Scope)}
 	if !scoped.Allows(need) {
-		return nil, domain.Forbidden("This access token does not have the " + need + " scope required for this request.")
+		return info, domain.Forbidden("This access token does not have the " + need + " scope required for this request.")
 	}
 	if org := r.Header.Get("Organization"); org != "" && org != key.Organization {
-		return nil, domain.Forbidden("An access token acts only on its own organization.")
+		return info, domain.Forbidden("An access token acts only on its own organization.")
 	}
 	s.touchKey(key, now.Unix())
-	return &authInfo{Key: key, Actor: domain.Actor{Scope: domain.Scope{OrgID: key.Organization, Livemode: key.Livemode}, KeyID: key.ID, RequestID: requestID(r.Context())}}, nil
+	return info, nil
 }
 
 // rateLimitedPerMinute applies the /api/v1 limit (100 per minute in test, 1,000 in live) and
@@ -208,7 +226,7 @@ func shaped[T any](v T) json.RawMessage {
 		return b
 	}
 	upperCurrency(tree)
-	out, err := json.Marshal(tree)
+	out, err := domain.MarshalJSON(tree) // as /v1: & and < stay themselves in URLs
 	if err != nil {
 		return b
 	}

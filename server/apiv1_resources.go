@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"troco/db"
+	"troco/server/billing"
 	"troco/server/checkout"
 	"troco/server/core"
 	"troco/server/domain"
@@ -89,7 +90,7 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 	read, write := domain.ScopeRead, domain.ScopeWrite
 
 	// Checkouts (checkout sessions).
-	add("GET", "/api/v1/checkouts", read, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	add("GET", "/api/v1/checkouts", read, listHandler{filters: []string{"customer"}, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, total, err := pageQuery(r, "customer")
 		if err != nil {
 			s.writeError(w, r, err)
@@ -110,7 +111,7 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			}
 			return pageOf(q, total, out, func(c *checkoutV2) *checkoutV2 { return c }), nil
 		})
-	}))
+	})})
 	add("POST", "/api/v1/checkouts", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p checkout.SessionParams
 		if !s.decoded(w, r, &p) {
@@ -256,7 +257,9 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 		}))
 	}))
 
-	// Files (the upload itself is POST /v1/files: multipart, shared by both interfaces).
+	// Files: the upload is multipart/form-data (file, purpose, metadata[key]) as on /v1, through
+	// the same spooling, type sniffing and size bound (10 MiB, 413 beyond).
+	add("POST", "/api/v1/files", write, s.handleFileCreateAs(http.StatusCreated))
 	add("GET", "/api/v1/files", read, s.pageHandler(func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error) {
 		items, _, err := tx.ListFiles(a.Scope, db.FileFilter{Purpose: q.str("purpose")}, q.ListParams)
 		for i, f := range items {
@@ -331,13 +334,69 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 		return e, err
 	}))
 
-	// Subscriptions (read; they are started by subscription-mode checkouts).
+	// Subscriptions: the billing operations of /v1 (also started by subscription-mode checkouts).
 	add("GET", "/api/v1/subscriptions", read, s.pageHandler(func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error) {
-		items, _, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: q.str("customer"), Status: q.str("status")}, q.ListParams)
+		status, err := q.oneOf("status", domain.SubscriptionStatuses...)
+		if err != nil {
+			return nil, err
+		}
+		method, err := q.oneOf("collection_method", domain.CollectionMethods...)
+		if err != nil {
+			return nil, err
+		}
+		items, _, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: q.str("customer"), Status: status, Price: q.str("price"), CollectionMethod: method}, q.ListParams)
 		return items, err
-	}, "customer", "status"))
-	add("GET", "/api/v1/subscriptions/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) {
-		return checkout.GetSubscription(tx, a.Scope, id)
+	}, "customer", "status", "price", "collection_method"))
+	add("POST", "/api/v1/subscriptions", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p billing.CreateParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.billingMutateAs(w, r, http.StatusCreated, billingOp(func(svc *billing.Service, tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+			return svc.Create(tx, a, p)
+		}))
+	}))
+	add("GET", "/api/v1/subscriptions/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) { return billing.Get(tx, a.Scope, id) }))
+	add("POST", "/api/v1/subscriptions/:id", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p billing.UpdateParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.billingMutate(w, r, billingOp(func(svc *billing.Service, tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+			return svc.Update(tx, a, id, p)
+		}))
+	}))
+	add("POST", "/api/v1/subscriptions/:id/cancel", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p billing.CancelParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.billingMutate(w, r, billingOp(func(svc *billing.Service, tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+			return svc.Cancel(tx, a, id, p)
+		}))
+	}))
+	// Pause: the pause_collection of the /v1 update, as its own action.
+	add("POST", "/api/v1/subscriptions/:id/pause", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p billing.PauseParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.billingMutate(w, r, billingOp(func(svc *billing.Service, tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+			return svc.Update(tx, a, id, billing.UpdateParams{PauseCollection: domain.Opt[billing.PauseParams]{Set: true, V: p}})
+		}))
+	}))
+	add("POST", "/api/v1/subscriptions/:id/resume", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p struct{}
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.billingMutate(w, r, billingOp(func(svc *billing.Service, tx *db.Tx, a domain.Actor) (*domain.Subscription, error) {
+			return svc.Resume(tx, a, id)
+		}))
 	}))
 
 	add("GET", "/api/v1/metrics", read, s.handleMetrics())
@@ -352,9 +411,27 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 	}))
 }
 
+// billingOp is op for billing operations: the result reshaped for /api/v1.
+func billingOp[T any](f func(svc *billing.Service, tx *db.Tx, a domain.Actor) (T, error)) func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error) {
+	return func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error) {
+		v, err := f(svc, tx, a)
+		if err != nil {
+			return nil, err
+		}
+		return shaped(v), nil
+	}
+}
+
+// listHandler is a page-numbered list with the filters it accepts (the OpenAPI document lists
+// them as query parameters).
+type listHandler struct {
+	http.Handler
+	filters []string
+}
+
 // pageHandler serves a page-numbered list; list returns a slice of objects.
 func (s *Server) pageHandler(list func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error), filters ...string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return listHandler{filters: filters, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, total, err := pageQuery(r, filters...)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -375,7 +452,7 @@ func (s *Server) pageHandler(list func(r *http.Request, tx *db.Tx, a domain.Acto
 			}
 			return pageOf(q, total, data, func(m json.RawMessage) json.RawMessage { return m }), nil
 		})
-	})
+	})}
 }
 
 func (s *Server) getHandler(get func(tx *db.Tx, a domain.Actor, id string) (any, error)) http.Handler {

@@ -173,9 +173,14 @@ func TestAPIV1ListsAndErrors(t *testing.T) {
 	is.Equal(a.Str("id"), b.Str("id"))
 
 	// Another organization's objects are 404; a customer session token is refused on Core paths.
-	_, other := e.NewOrg("Other", false)
+	otherOrg, other := e.NewOrg("Other", false)
 	r = e.Do("GET", "/api/v1/products/"+a.Str("id"), other, nil)
 	is.Equal(r.Status, 404)
+	ok := e.newKeyFull(otherOrg.ID, domain.ScopeRead, domain.ScopeWrite)
+	otherJWT := e.accessToken(ok.ID, ok.Token, "").Str("access_token")
+	is.Equal(e.Do("GET", "/api/v1/products/"+a.Str("id"), otherJWT, nil).Status, 404) // an access token too
+	is.Equal(e.Do("POST", "/api/v1/products/"+a.Str("id"), otherJWT, map[string]any{"name": "mine"}).Status, 404)
+	is.Equal(e.Do("GET", "/api/v1/products/"+a.Str("id"), otherJWT, nil, "Organization", e.Org.ID).Status, 403)
 	is.Equal(e.Do("DELETE", "/api/v1/products/"+a.Str("id"), other, nil).Status, 404)
 	is.Equal(e.Do("GET", "/api/v1/products/"+a.Str("id"), e.Test, nil).Status, 200) // unchanged
 	r = e.Do("GET", "/api/v1/products", "troco_cst_abcdef", nil)
@@ -330,7 +335,17 @@ func TestAPIV1Tokens(t *testing.T) {
 		wrongIss, err = tokens.New("https://elsewhere.example", e.Config.Secrets).Issue(tx, key)
 		return err
 	}))
+	// Signed by troco's key, troco's issuer, for another audience.
+	var wrongAud string
+	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error {
+		iss := tokens.New(other["iss"].(string), e.Config.Secrets)
+		iss.Audience = "https://elsewhere.example/api/v1"
+		var err error
+		wrongAud, err = iss.Issue(tx, key)
+		return err
+	}))
 	bad := map[string]string{
+		"wrong audience":   wrongAud,
 		"forged signature": parts[0] + "." + parts[1] + "." + string(sig),
 		"altered claims":   parts[0] + "." + base64.RawURLEncoding.EncodeToString(otherClaims) + "." + parts[2],
 		"alg none":         none,
@@ -344,6 +359,7 @@ func TestAPIV1Tokens(t *testing.T) {
 		}
 	}
 	is.Equal(e.Do("POST", "/api/v1/products", none, map[string]any{"name": "P"}).Status, 401)
+	is.True(strings.Contains(e.Do("GET", "/api/v1/products", wrongAud, nil).ErrMessage(), "aud")) // refused for its audience
 
 	// Rotation: a new key signs; tokens of the previous key stay valid until they expire.
 	kid, err := tokens.Rotate(context.Background(), e.DB, e.Config.Secrets)
@@ -388,4 +404,209 @@ func TestAPIV1RateLimit(t *testing.T) {
 	is.True(r.Header.Get("RateLimit-Reset") != "")
 	// /v1 keeps its own per-second limit.
 	is.Equal(e.Do("GET", "/v1/products", e.Test, nil).Status, 200)
+}
+
+// normalize drops, at any depth, the fields that differ between two subscriptions made for two
+// customers (ids and the objects they name), and upper-cases currency codes.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range t {
+			switch k {
+			case "id", "customer", "default_payment_method", "latest_invoice", "subscription", "url":
+				continue
+			case "currency":
+				if c, ok := x.(string); ok {
+					x = strings.ToUpper(c)
+				}
+			}
+			out[k] = normalize(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = normalize(x)
+		}
+		return out
+	}
+	return v
+}
+
+// TestAPIV1SubscriptionsSameOperations runs one subscription's life (create, update, pause,
+// resume, cancel) through /v1 and through /api/v1 side by side, and compares the objects and
+// the events after each step.
+func TestAPIV1SubscriptionsSameOperations(t *testing.T) {
+	e := newEnv(t)
+	key := e.newKeyFull(e.Org.ID, domain.ScopeRead, domain.ScopeWrite)
+	jwt := e.accessToken(key.ID, key.Token, "").Str("access_token")
+	price := e.coPrice(e.Test, "Plano Pro", 4990, map[string]any{"interval": "month"})
+	var ids [2]string // the subscription made through /v1, through /api/v1
+	for i := range ids {
+		cus := e.payCustomer(e.Test, "ana@example.com")
+		pm := e.subSavedCard(cus, "4242424242424242")
+		create := map[string]any{"customer": cus, "items": []any{map[string]any{"price": price, "quantity": 1}}, "default_payment_method": pm, "metadata": map[string]string{"k": "v"}}
+		var r resp
+		if i == 0 {
+			r = e.Do("POST", "/v1/subscriptions", e.Test, create)
+			if r.Status != 200 {
+				t.Fatalf("/v1 create: %d %s", r.Status, r.Raw)
+			}
+		} else {
+			r = e.Do("POST", "/api/v1/subscriptions", jwt, create, "Idempotency-Key", "sub-create")
+			if r.Status != 201 || r.Header.Get("Location") != "/api/v1/subscriptions/"+r.Str("id") {
+				t.Fatalf("/api/v1 create: %d %v %s", r.Status, r.Header, r.Raw)
+			}
+			again := e.Do("POST", "/api/v1/subscriptions", jwt, create, "Idempotency-Key", "sub-create")
+			if again.Str("id") != r.Str("id") || again.Header.Get("Idempotent-Replayed") != "true" {
+				t.Fatalf("replay: %s", again.Raw)
+			}
+		}
+		ids[i] = r.Str("id")
+	}
+	events := func(id string) []string {
+		r := e.Do("GET", "/v1/events?limit=100&type=customer.subscription.*", e.Test, nil)
+		var out []string
+		for _, ev := range r.Data() {
+			if ev["data"].(map[string]any)["object"].(map[string]any)["id"] == id {
+				out = append(out, ev["type"].(string))
+			}
+		}
+		return out
+	}
+	steps := []struct {
+		name         string
+		v1, v2       string // paths after the subscription's, e.g. /cancel
+		v1Body       map[string]any
+		v2Body       map[string]any
+		wantStatus   string
+		wantV2Status int
+	}{
+		{"get", "", "", nil, nil, "active", 200},
+		{"update quantity", "", "", map[string]any{"quantity": 2, "proration_behavior": "none"}, nil, "active", 200},
+		{"pause", "", "/pause", map[string]any{"pause_collection": map[string]any{"behavior": "keep_as_draft"}}, map[string]any{"behavior": "keep_as_draft"}, "paused", 200},
+		{"resume", "/resume", "/resume", map[string]any{}, nil, "active", 200},
+		{"cancel", "/cancel", "/cancel", map[string]any{"prorate": false}, nil, "canceled", 200},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			is := is.New(t)
+			method := "POST"
+			if st.name == "get" {
+				method = "GET"
+			}
+			v2Body := st.v2Body
+			if v2Body == nil {
+				v2Body = st.v1Body
+			}
+			a := e.Do(method, "/v1/subscriptions/"+ids[0]+st.v1, e.Test, st.v1Body)
+			b := e.Do(method, "/api/v1/subscriptions/"+ids[1]+st.v2, jwt, v2Body)
+			is.Equal(a.Status, 200)
+			is.Equal(b.Status, st.wantV2Status)
+			is.Equal(a.Str("status"), st.wantStatus)
+			is.Equal(b.Body["currency"], "BRL")
+			is.Equal(normalize(a.Body), normalize(b.Body)) // the same object
+			is.Equal(events(ids[0]), events(ids[1]))       // the same events
+		})
+	}
+	is := is.New(t)
+	is.True(len(events(ids[1])) >= 6) // created, updated…, paused, resumed, deleted
+	// The same refusals: canceling twice, pausing without a behavior, unknown fields.
+	is.Equal(e.Do("POST", "/api/v1/subscriptions/"+ids[1]+"/cancel", jwt, nil).Status, e.Do("POST", "/v1/subscriptions/"+ids[0]+"/cancel", e.Test, nil).Status)
+	pa := e.Do("POST", "/v1/subscriptions/"+ids[0], e.Test, map[string]any{"pause_collection": map[string]any{"behavior": "void"}})
+	pb := e.Do("POST", "/api/v1/subscriptions/"+ids[1]+"/pause", jwt, map[string]any{"behavior": "void"})
+	is.Equal(pa.Status, 409) // a canceled subscription does not pause
+	is.Equal(pb.Status, pa.Status)
+	is.Equal(pb.ErrCode(), pa.ErrCode())
+	is.Equal(e.Do("POST", "/api/v1/subscriptions", jwt, map[string]any{"customer": "cus_x", "colour": "red"}).ErrParam(), "colour")
+	is.Equal(e.Do("GET", "/api/v1/subscriptions?status=nope", jwt, nil).ErrParam(), "status")
+	_, other := e.NewOrg("Other", false)
+	is.Equal(e.Do("POST", "/api/v1/subscriptions/"+ids[1]+"/resume", other, nil).Status, 404)
+	ro := e.accessToken(key.ID, key.Token, "read").Str("access_token")
+	is.Equal(e.Do("POST", "/api/v1/subscriptions", ro, map[string]any{}).Status, 403)
+}
+
+// TestAPIV1FileUpload: POST /api/v1/files takes the multipart upload of POST /v1/files, through
+// the same checks, and answers 201 with Location; the same refusals, nothing stored.
+func TestAPIV1FileUpload(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	parts := func(name string, content []byte, purpose string) []uploadPart {
+		return []uploadPart{{name: "file", filename: name, content: content}, {name: "purpose", content: []byte(purpose)},
+			{name: "metadata[k]", content: []byte("v")}}
+	}
+	a := e.uploadTo("/v1/files", e.Test, parts("nota.pdf", pdfBytes, "dispute_evidence"))
+	b := e.uploadTo("/api/v1/files", e.Test, parts("nota.pdf", pdfBytes, "dispute_evidence"), "Idempotency-Key", "up-1")
+	is.Equal(a.Status, 200)
+	is.Equal(b.Status, 201)
+	is.Equal(b.Header.Get("Location"), "/api/v1/files/"+b.Str("id"))
+	is.Equal(strip(a.Body), strip(b.Body)) // the same object
+	again := e.uploadTo("/api/v1/files", e.Test, parts("nota.pdf", pdfBytes, "dispute_evidence"), "Idempotency-Key", "up-1")
+	is.Equal(again.Status, 201)
+	is.Equal(again.Str("id"), b.Str("id"))
+	is.Equal(again.Header.Get("Idempotent-Replayed"), "true")
+	g := e.Do("GET", "/api/v1/files/"+b.Str("id"), e.Test, nil)
+	is.Equal(g.Status, 200)
+	res, body := e.fetch(g.Str("url"))
+	is.Equal(res.StatusCode, 200)
+	is.Equal(body, pdfBytes) // the bytes, by the signed url
+
+	big := make([]byte, 10<<20+1)
+	copy(big, pngBytes)
+	for _, c := range []struct {
+		parts  []uploadPart
+		status int
+	}{
+		{parts("a.png", big, "product_image"), 413},
+		{parts("a.gif", gifBytes, "product_image"), 400},
+		{parts("../a.png", pngBytes, "product_image"), 400},
+	} {
+		r := e.uploadTo("/api/v1/files", e.Test, c.parts)
+		is.Equal(r.Status, c.status)
+		is.Equal(r.ErrParam(), "file")
+	}
+	is.Equal(e.Do("POST", "/api/v1/files", e.Test, map[string]any{"purpose": "product_image"}).Status, 415)
+	key := e.newKeyFull(e.Org.ID, domain.ScopeRead)
+	is.Equal(e.uploadTo("/api/v1/files", key.Token, parts("a.png", pngBytes, "product_image")).Status, 403)
+	list := e.Do("GET", "/api/v1/files", e.Test, nil)
+	is.Equal(list.Body["pagination"].(map[string]any)["total"], 2.0) // nothing else was stored
+	is.Equal(e.Do("DELETE", "/api/v1/files/"+b.Str("id"), e.Test, nil).Status, 204)
+}
+
+// TestAPIV1MetricsMRR: the metrics carry the monthly recurring revenue of the active (and
+// past_due) subscriptions, normalized to a month, for the caller's organization and mode only.
+func TestAPIV1MetricsMRR(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	monthly := e.coPrice(e.Test, "Plano Pro", 4990, map[string]any{"interval": "month"})
+	yearly := e.coPrice(e.Test, "Plano Anual", 120000, map[string]any{"interval": "year"})
+	quarterly := e.coPrice(e.Test, "Plano Trimestral", 9000, map[string]any{"interval": "month", "interval_count": 3})
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	mk := func(body map[string]any) string {
+		body["customer"], body["default_payment_method"] = cus, pm
+		r := e.Do("POST", "/api/v1/subscriptions", e.Test, body)
+		is.Equal(r.Status, 201)
+		return r.Str("id")
+	}
+	mk(map[string]any{"items": []any{map[string]any{"price": monthly, "quantity": 2}}})          // 9980
+	yr := mk(map[string]any{"items": []any{map[string]any{"price": yearly}}})                    // 10000
+	mk(map[string]any{"items": []any{map[string]any{"price": quarterly}}})                       // 3000
+	mk(map[string]any{"items": []any{map[string]any{"price": monthly}}, "trial_period_days": 7}) // a trial: 0
+	mrr := func(token string) map[string]any {
+		day := e.Clock.Now().Truncate(24 * time.Hour)
+		m := e.Do("GET", "/api/v1/metrics?start="+day.Format(time.RFC3339)+"&end="+day.AddDate(0, 0, 1).Format(time.RFC3339), token, nil)
+		is.Equal(m.Status, 200)
+		return m.Body["mrr"].(map[string]any)
+	}
+	got := mrr(e.Test)
+	is.Equal(got["amount"], 9980.0+10000+3000)
+	is.Equal(got["subscriptions"], 3.0)
+	is.Equal(got["as_of"], e.Clock.Now().UTC().Truncate(time.Second).Format(time.RFC3339))
+	// Canceling one takes it out at once; another organization sees none of it.
+	is.Equal(e.Do("POST", "/api/v1/subscriptions/"+yr+"/cancel", e.Test, nil).Status, 200)
+	is.Equal(mrr(e.Test)["amount"], 9980.0+3000)
+	_, other := e.NewOrg("Other", false)
+	is.Equal(mrr(other)["amount"], 0.0)
 }

@@ -21,7 +21,7 @@ func TestBrowserHostedInvoice(t *testing.T) {
 	f := e.Do("POST", "/v1/invoices/"+inv.Str("id")+"/finalize", e.Test, nil)
 	due := f.Time("due_date")
 	e.travel(due.Add(5*24*time.Hour + time.Hour))
-	br.do("open invoice", chromedp.Navigate(e.URL()+f.Str("hosted_invoice_url")), chromedp.WaitVisible(tid("invoice-amount-due"), chromedp.ByQuery))
+	br.do("open invoice", chromedp.Navigate(e.URL()+hostedPath(t, f.Str("hosted_invoice_url"))), chromedp.WaitVisible(tid("invoice-amount-due"), chromedp.ByQuery))
 	is.True(br.has("sandbox-banner"))
 	is.Equal(br.text("invoice-status"), "Vencida")
 	is.Equal(br.text("invoice-fine"), "R$ 4,98")

@@ -26,6 +26,9 @@ type authInfo struct {
 	Actor domain.Actor
 	// Platform is set when a platform key acts through the Organization header.
 	Platform *domain.Organization
+	// Customer is set on the customer-portal path of /api/v1: the one customer a customer
+	// session token acts for (Key is then a stand-in naming the token for rate limits).
+	Customer string
 }
 
 func authFrom(ctx context.Context) *authInfo {

@@ -27,6 +27,11 @@ type dashReq struct {
 	// status is the HTTP status of the page, when not 200 (400 for a list filter with a value
 	// the API would refuse).
 	status int
+	// kept names the form (its TestID) whose posted values the page shows again after an error.
+	kept string
+	// labels name, by the API parameter an operation's error names, the form field a person
+	// filled in (a message then names the field, not the API's parameter).
+	labels map[string]string
 }
 
 func (q *dashReq) T(s string) string { return q.d.T(s) }
@@ -48,11 +53,11 @@ func (s *Server) handleDashboard() http.Handler {
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, dashFormLimit)
 			if err := r.ParseForm(); err != nil {
-				http.Error(w, "bad form", http.StatusBadRequest)
+				http.Error(w, pages.T(dashLang(r), "The form could not be read."), http.StatusBadRequest)
 				return
 			}
 		} else if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			http.Error(w, pages.T(dashLang(r), "Method not allowed."), http.StatusMethodNotAllowed)
 			return
 		}
 		post := r.Method == http.MethodPost
@@ -83,7 +88,7 @@ func (s *Server) handleDashboard() http.Handler {
 		}
 		if u == nil || pending {
 			if post {
-				http.Error(w, "Sign in first.", http.StatusForbidden)
+				http.Error(w, pages.T(dashLang(r), "Sign in first."), http.StatusForbidden)
 				return
 			}
 			to := "/dashboard/signin"
@@ -111,8 +116,16 @@ func (s *Server) handleDashboard() http.Handler {
 			http.Redirect(w, r, "/dashboard/test", http.StatusSeeOther)
 			return
 		}
+		if q.d.Orgs, err = s.switchOrgs(r, u); err != nil {
+			s.dashFail(w, r, err)
+			return
+		}
 		if segs[0] == "account" {
 			s.dashAccount(q)
+			return
+		}
+		if segs[0] == "switch-org" && post && len(segs) == 1 {
+			s.handleDashSwitchOrg(q)
 			return
 		}
 		if segs[0] != "test" && segs[0] != "live" {
@@ -149,7 +162,7 @@ func (s *Server) dashRoute(q *dashReq, post bool) {
 	if len(q.rest) > 2 {
 		action = q.rest[2]
 	}
-	if len(q.rest) > 3 {
+	if len(q.rest) > 4 || (len(q.rest) == 4 && (q.rest[0] != "settings" || q.rest[1] != "people")) {
 		s.dashNotFound(q)
 		return
 	}
@@ -205,6 +218,8 @@ func (s *Server) dashRoute(q *dashReq, post bool) {
 		rt = route{domain.RoleDeveloper, func(q *dashReq) (*pages.Page, error) { return s.dashWebhookAction(q, id, action) }}
 	case kind == "api-keys" && id == "" && !post:
 		rt = route{domain.RoleAdmin, func(q *dashReq) (*pages.Page, error) { return s.dashKeys(q, nil) }}
+	case kind == "api-keys" && id != "" && action == "" && !post:
+		rt = route{domain.RoleAdmin, func(q *dashReq) (*pages.Page, error) { return s.dashKey(q, id) }}
 	case kind == "api-keys" && id == "" && post:
 		rt = route{domain.RoleAdmin, s.dashKeyCreate}
 	case kind == "api-keys" && action == "revoke" && post:
@@ -217,8 +232,10 @@ func (s *Server) dashRoute(q *dashReq, post bool) {
 		rt = route{domain.RoleViewer, func(q *dashReq) (*pages.Page, error) { return s.dashSettings(q, "", "") }}
 	case kind == "settings" && id == "" && post:
 		rt = route{domain.RoleAdmin, s.dashSettingsSave}
-	case kind == "settings" && id == "people" && post:
+	case kind == "settings" && id == "people" && action == "" && post:
 		rt = route{domain.RoleOwner, s.dashPersonCreate}
+	case kind == "settings" && id == "people" && post && len(q.rest) == 4 && q.rest[3] == "remove":
+		rt = route{domain.RoleAdmin, func(q *dashReq) (*pages.Page, error) { return s.dashPersonRemove(q, action) }}
 	case kind == "settings" && id == "clock" && post:
 		rt = route{domain.RoleDeveloper, s.dashClockAdvance}
 	default:
@@ -253,12 +270,40 @@ type dashNotFoundError struct{}
 
 func (*dashNotFoundError) Error() string { return "not found" }
 
-// domainMessage returns the message of a domain error, or "" with ok false for other errors.
-func domainMessage(err error) (string, bool) {
+// errText returns the message of an operation's error in the page's language, or "" with ok
+// false for other errors (those are failures of troco, not of the input).
+func (q *dashReq) errText(err error) (string, bool) {
 	if e, ok := domain.AsError(err); ok {
-		return e.Message, true
+		msg := pages.ErrorText(q.d.Lang, e)
+		if label, ok := q.labels[e.Param]; ok && e.Param != "" {
+			msg = strings.ReplaceAll(msg, e.Param, "“"+label+"”") // the field as the form names it
+		}
+		return msg, true
 	}
 	return "", false
+}
+
+// invalid is the message of a form's own validation error (a field the operation does not see)
+// in the page's language.
+func (q *dashReq) invalid(param, format string, args ...any) string {
+	return pages.ErrorText(q.d.Lang, domain.Invalid(param, format, args...))
+}
+
+// val is the value a form's field shows: what the person typed, when the page answers that
+// form's post with an error (so nothing typed is lost), or def.
+func (q *dashReq) val(form, name, def string) string {
+	if q.kept == form && q.r.Method == http.MethodPost {
+		return q.r.PostFormValue(name)
+	}
+	return def
+}
+
+// checked is val for a checkbox.
+func (q *dashReq) checked(form, name string, def bool) bool {
+	if q.kept == form && q.r.Method == http.MethodPost {
+		return q.r.PostFormValue(name) != ""
+	}
+	return def
 }
 
 // ---- formatting ----
@@ -801,7 +846,7 @@ func (s *Server) dashEventResend(q *dashReq, id string) (*pages.Page, error) {
 		}
 		return core.Audit(tx, q.u.User, "event.redelivered", id, strings.Join(r.WebhookEndpoints, ", "))
 	})
-	if msg, ok := domainMessage(err); ok {
+	if msg, ok := q.errText(err); ok {
 		p = &pages.Page{Error: msg}
 	} else if err != nil {
 		return nil, err

@@ -7,7 +7,9 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +44,8 @@ type dashUser struct {
 	Org       *domain.Organization
 	TokenHash string
 	CSRF      string
+	// Also are the person's accounts in other organizations this session may switch to.
+	Also []string
 }
 
 func (s *Server) dashCSRF(token string) string {
@@ -71,8 +75,10 @@ func (s *Server) registerDashboardJobs() {
 			if err != nil {
 				return err
 			}
-			_, err = tx.DeleteIdleDashboardSessions(now.Add(-core.SessionIdle).Unix())
-			return err
+			if _, err = tx.DeleteIdleDashboardSessions(now.Add(-core.SessionIdle).Unix()); err != nil {
+				return err
+			}
+			return tx.DeleteStaleSigninIPs(now.Add(-core.SigninIPWindow).Unix())
 		})
 	}})
 }
@@ -92,7 +98,7 @@ func (s *Server) dashSession(r *http.Request) (u *dashUser, pending bool, err er
 		if ds, err = tx.FindDashboardSession(hash); err != nil {
 			return err
 		}
-		u = &dashUser{TokenHash: hash, CSRF: s.dashCSRF(c.Value)}
+		u = &dashUser{TokenHash: hash, CSRF: s.dashCSRF(c.Value), Also: ds.AlsoUsers}
 		if u.User, err = tx.FindUserByID(ds.UserID); err != nil {
 			return err
 		}
@@ -116,10 +122,11 @@ func (s *Server) dashSession(r *http.Request) (u *dashUser, pending bool, err er
 	return u, ds.PendingTOTP, nil
 }
 
-// startSession signs user in on this browser (pending the second factor when enabled).
-func (s *Server) startSession(w http.ResponseWriter, r *http.Request, tx *db.Tx, user *domain.User) error {
+// startSession signs user in on this browser (pending the second factor when enabled); also are
+// the person's accounts in other organizations the organization switcher offers.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, tx *db.Tx, user *domain.User, also []string) error {
 	token := core.NewSessionToken()
-	if err := tx.CreateDashboardSession(db.DashboardSession{TokenHash: domain.HashToken(token), UserID: user.ID, OrgID: user.Organization, PendingTOTP: user.TOTPEnabled}); err != nil {
+	if err := tx.CreateDashboardSession(db.DashboardSession{TokenHash: domain.HashToken(token), UserID: user.ID, OrgID: user.Organization, PendingTOTP: user.TOTPEnabled, AlsoUsers: also}); err != nil {
 		return err
 	}
 	setDashCookie(w, dashCookie, token, int(core.SessionIdle/time.Second))
@@ -169,10 +176,16 @@ func (s *Server) handleDashSignin(w http.ResponseWriter, r *http.Request) {
 		s.renderDash(w, r, http.StatusForbidden, pages.DashSignin(page))
 		return
 	}
+	addr := core.SigninAddress(r.RemoteAddr)
 	var users []*domain.User
-	var locked bool
+	var locked, blocked bool
+	var blockedUntil time.Time
 	err := s.db.Read(r.Context(), func(tx *db.Tx) error {
 		var err error
+		// An address with too many failures is refused before any password is hashed.
+		if blocked, blockedUntil, err = core.SigninAddressBlocked(tx, addr); err != nil || blocked {
+			return err
+		}
 		users, locked, err = core.SigninCandidates(tx, r.PostFormValue("email"))
 		return err
 	})
@@ -180,30 +193,44 @@ func (s *Server) handleDashSignin(w http.ResponseWriter, r *http.Request) {
 		s.dashFail(w, r, err)
 		return
 	}
-	var matched *domain.User
+	if blocked {
+		s.signinBlocked(w, r, page, blockedUntil)
+		return
+	}
+	var matched []*domain.User
 	if !locked {
 		matched = core.MatchPassword(users, r.PostFormValue("password")) // outside the writer: argon2id is slow
 	}
 	var user *domain.User
 	var signinErr error
 	err = s.db.Write(r.Context(), func(tx *db.Tx) error {
-		if locked {
-			signinErr = core.ErrLocked
-			return nil
-		}
 		var err error
-		user, err = core.RecordSignin(tx, users, matched)
+		if locked {
+			err = core.ErrLocked
+		} else {
+			user, err = core.RecordSignin(tx, users, matched)
+		}
 		if err != nil {
 			if errors.Is(err, core.ErrSigninFailed) || errors.Is(err, core.ErrLocked) {
 				signinErr = err
-				return nil // the failure count is committed
+				// The failure counts for the address too; both counts are committed.
+				blocked, err = core.RecordSigninAddressFailure(tx, addr)
+				return err
 			}
 			return err
 		}
-		return s.startSession(w, r, tx, user)
+		var also []string
+		for _, m := range matched[1:] {
+			also = append(also, m.ID)
+		}
+		return s.startSession(w, r, tx, user, also)
 	})
 	if err != nil {
 		s.dashFail(w, r, err)
+		return
+	}
+	if blocked {
+		s.signinBlocked(w, r, page, s.cfg.Clock.Now().Add(core.SigninIPBlock))
 		return
 	}
 	if signinErr != nil {
@@ -227,7 +254,7 @@ func (s *Server) handleDashSigninLink(w http.ResponseWriter, r *http.Request, to
 		if user, err = core.ConsumeSigninLink(tx, token); err != nil {
 			return err
 		}
-		return s.startSession(w, r, tx, user)
+		return s.startSession(w, r, tx, user, nil)
 	})
 	if errors.Is(err, core.ErrSigninFailed) {
 		page := &pages.Signin{Lang: dashLang(r), CSRF: s.dashCSRF(preToken(w, r))}
@@ -269,21 +296,34 @@ func (s *Server) handleDashTOTP(w http.ResponseWriter, r *http.Request) {
 		s.dashForbidden(w, r, u)
 		return
 	}
-	ok := false
+	ok, blocked := false, false
+	var blockedUntil time.Time
+	addr := core.SigninAddress(r.RemoteAddr)
 	err = s.db.Write(r.Context(), func(tx *db.Tx) error {
+		var err error
+		if blocked, blockedUntil, err = core.SigninAddressBlocked(tx, addr); err != nil || blocked {
+			return err
+		}
 		user, err := tx.FindUserByID(u.User.ID)
 		if err != nil {
 			return err
 		}
 		if !user.LockedUntil.IsZero() && tx.Now.Before(user.LockedUntil.Time) {
-			return nil
+			_, err = core.RecordSigninAddressFailure(tx, addr)
+			return err
 		}
 		secret, err := s.cfg.Secrets.Open(user.TOTPSecret)
 		if err != nil {
 			return err
 		}
 		if ok = s.totpValid(r.PostFormValue("code"), secret); !ok {
-			return tx.RecordSigninFailure(user.ID, core.MaxSigninFailures, tx.Now.Add(core.LockoutDuration).Unix())
+			if err := tx.RecordSigninFailure(user.ID, core.MaxSigninFailures, tx.Now.Add(core.LockoutDuration).Unix()); err != nil {
+				return err
+			}
+			if blocked, err = core.RecordSigninAddressFailure(tx, addr); blocked {
+				blockedUntil = tx.Now.Add(core.SigninIPBlock)
+			}
+			return err
 		}
 		if err := tx.ClearSigninFailures(user.ID); err != nil {
 			return err
@@ -292,6 +332,10 @@ func (s *Server) handleDashTOTP(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		s.dashFail(w, r, err)
+		return
+	}
+	if blocked {
+		s.signinBlocked(w, r, page, blockedUntil)
 		return
 	}
 	if !ok {
@@ -332,7 +376,7 @@ func (s *Server) handleDashSignout(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) dashFail(w http.ResponseWriter, r *http.Request, err error) {
 	s.log.ErrorContext(r.Context(), "dashboard", "err", err, "request_id", requestID(r.Context()))
-	http.Error(w, "Internal error; request "+requestID(r.Context()), http.StatusInternalServerError)
+	http.Error(w, pages.T(dashLang(r), "Internal error; request")+" "+requestID(r.Context()), http.StatusInternalServerError)
 }
 
 func (s *Server) handleDashAsset(w http.ResponseWriter, r *http.Request) {
@@ -348,4 +392,84 @@ func (s *Server) totpValid(code, secret string) bool {
 	ok, err := totp.ValidateCustom(strings.TrimSpace(code), secret, clock.Wall(s.cfg.Clock),
 		totp.ValidateOpts{Period: 30, Skew: 1, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
 	return err == nil && ok
+}
+
+// signinBlocked answers a sign-in from an address with too many failed sign-ins: 429, the time
+// it may try again (in UTC and minutes) and Retry-After. Nothing about any account is said.
+func (s *Server) signinBlocked(w http.ResponseWriter, r *http.Request, page *pages.Signin, until time.Time) {
+	wait := until.Sub(s.cfg.Clock.Now())
+	mins := int((wait + time.Minute - 1) / time.Minute)
+	if mins < 1 {
+		mins = 1
+	}
+	page.Error = fmt.Sprintf(page.T("Too many failed sign-ins from your network address. Try again in %d minutes."), mins)
+	w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+	s.renderDash(w, r, http.StatusTooManyRequests, pages.DashSignin(page))
+}
+
+// switchOrgs lists the organizations the signed-in person can switch to (their own first), for
+// the header's switcher; nil when there is only one.
+func (s *Server) switchOrgs(r *http.Request, u *dashUser) ([]pages.Option, error) {
+	if len(u.Also) == 0 {
+		return nil, nil
+	}
+	opts := []pages.Option{{Value: u.User.ID, Label: u.Org.Name, Selected: true}}
+	err := s.db.Read(r.Context(), func(tx *db.Tx) error {
+		for _, id := range u.Also {
+			other, err := tx.FindUserByID(id)
+			if errors.Is(err, db.ErrNotFound) {
+				continue // removed from that organization since
+			}
+			if err != nil {
+				return err
+			}
+			org, err := tx.FindOrganizationByID(other.Organization)
+			if err != nil {
+				return err
+			}
+			opts = append(opts, pages.Option{Value: other.ID, Label: org.Name + " (" + org.ID + ")"})
+		}
+		return nil
+	})
+	if len(opts) < 2 {
+		return nil, err
+	}
+	return opts, err
+}
+
+// handleDashSwitchOrg moves the signed-in person to their account in another organization: the
+// session is replaced by one of that account (its second factor asked again when it has one);
+// the accounts the password opened stay offered.
+func (s *Server) handleDashSwitchOrg(q *dashReq) {
+	var target *domain.User
+	err := s.db.Write(q.r.Context(), func(tx *db.Tx) error {
+		var err error
+		if target, err = core.SwitchTarget(tx, q.u.User, q.u.Also, q.r.PostFormValue("user")); err != nil {
+			return err
+		}
+		also := []string{q.u.User.ID}
+		for _, id := range q.u.Also {
+			if id != target.ID {
+				also = append(also, id)
+			}
+		}
+		if err := tx.DeleteDashboardSession(q.u.TokenHash); err != nil {
+			return err
+		}
+		return s.startSession(q.w, q.r, tx, target, also)
+	})
+	if msg, ok := q.errText(err); ok {
+		q.status = http.StatusBadRequest
+		s.renderDash(q.w, q.r, http.StatusBadRequest, pages.DashPage(q.d, &pages.Page{Title: q.T("Switch organization"), Error: msg}))
+		return
+	}
+	if err != nil {
+		s.dashFail(q.w, q.r, err)
+		return
+	}
+	if target.TOTPEnabled {
+		http.Redirect(q.w, q.r, "/dashboard/signin/totp", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(q.w, q.r, "/dashboard/test", http.StatusSeeOther)
 }

@@ -74,6 +74,10 @@ func TestAccessibilityDashboard(t *testing.T) {
 	epID, _ := e.createEndpoint(e.Test, "https://example.com/hooks", "*")
 	u, _ := e.newUser(e.Org.ID, "owner@example.com", domain.RoleOwner)
 	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error { return core.SetPassword(tx, u.ID, "a long password") }))
+	// The header's organization switcher and the settings page's remove buttons are checked too.
+	orgB, _ := e.NewOrg("Filial", false)
+	e.withPassword(orgB.ID, "owner@example.com", domain.RoleViewer, "a long password")
+	e.newUser(e.Org.ID, "dev@example.com", domain.RoleDeveloper)
 
 	c.do("sign-in page", chromedp.Navigate(e.URL()+"/dashboard/signin"), chromedp.WaitVisible(tid("signin-form"), chromedp.ByQuery))
 	c.axeCheck(src, "signin")
@@ -93,7 +97,15 @@ func TestAccessibilityDashboard(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for _, p := range []string{"", "/payments", "/payments/" + pi.Str("id"), "/customers", "/customers/" + cust.Str("id"), "/checkout-sessions", "/invoices",
+	var keyID string
+	is.NoErr(e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		k, err := tx.FindAPIKeyByHash(domain.HashToken(e.Test))
+		if err == nil {
+			keyID = k.ID
+		}
+		return err
+	}))
+	for _, p := range []string{"", "/api-keys/" + keyID, "/payments", "/payments/" + pi.Str("id"), "/customers", "/customers/" + cust.Str("id"), "/checkout-sessions", "/invoices",
 		"/subscriptions", "/disputes", "/events", "/webhooks", "/webhooks/" + epID, "/api-keys", "/logs", "/logs/" + logID, "/settings"} {
 		c.do("open "+p, chromedp.Navigate(e.URL()+"/dashboard/test"+p), chromedp.WaitVisible("main h1", chromedp.ByQuery))
 		c.axeCheck(src, "/dashboard/test"+p)

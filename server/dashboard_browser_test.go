@@ -64,6 +64,7 @@ func TestBrowserDashboard(t *testing.T) {
 	first := await(t, rc, "customer.created")
 	u, _ := e.newUser(e.Org.ID, "owner@example.com", domain.RoleOwner)
 	is.NoErr(e.DB.Write(context.Background(), func(tx *db.Tx) error { return core.SetPassword(tx, u.ID, "a long password") }))
+	dev, _ := e.newUser(e.Org.ID, "dev@example.com", domain.RoleDeveloper)
 
 	// Sign in.
 	c.do("open sign-in", chromedp.Navigate(e.URL()+"/dashboard/signin"), chromedp.WaitVisible(tid("signin-form"), chromedp.ByQuery))
@@ -117,6 +118,40 @@ func TestBrowserDashboard(t *testing.T) {
 	c.shootDashboard("request-logs")
 	c.do("one log", chromedp.Click(tid("request-log-table")+" tbody tr:last-child a", chromedp.ByQuery), chromedp.WaitVisible("pre", chromedp.ByQuery))
 	c.shootDashboard("request-log")
+
+	// Settings: a time zone that does not exist is refused in Portuguese and what was typed stays.
+	c.do("settings", chromedp.Navigate(e.URL()+"/dashboard/test/settings"), chromedp.WaitVisible(tid("settings-form"), chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#in-settings-form-timezone").value = ""; document.querySelector("#in-settings-form-display_name").value = ""; true`, nil),
+		chromedp.SendKeys("#in-settings-form-timezone", "America/Recife_Nova", chromedp.ByQuery),
+		chromedp.SendKeys("#in-settings-form-display_name", "Loja da Ana", chromedp.ByQuery),
+		chromedp.Click(tid("settings-form")+" button", chromedp.ByQuery), chromedp.WaitVisible(".error", chromedp.ByQuery))
+	var tz, shown string
+	c.do("read kept", chromedp.Value("#in-settings-form-timezone", &tz, chromedp.ByQuery), chromedp.Value("#in-settings-form-display_name", &shown, chromedp.ByQuery))
+	is.Equal(tz, "America/Recife_Nova")
+	is.Equal(shown, "Loja da Ana")
+	var errText string
+	c.do("error text", chromedp.Text(".error", &errText, chromedp.ByQuery))
+	is.True(strings.Contains(errText, "não existe"))
+	c.shootDashboard("settings-error")
+
+	// Remove a person: gone from the list, in the audit trail.
+	c.do("remove person", chromedp.Navigate(e.URL()+"/dashboard/test/settings"), chromedp.WaitVisible(tid("people-table"), chromedp.ByQuery),
+		chromedp.Click(tid("person-remove-"+dev.ID)+" button", chromedp.ByQuery), chromedp.WaitVisible(".notice", chromedp.ByQuery))
+	is.True(!strings.Contains(c.text("people-table"), "dev@example.com"))
+	is.True(strings.Contains(c.text("audit-table"), "user.removed"))
+	c.shootDashboard("settings")
+
+	// The same person in a second organization (same password): signed in again, the header
+	// offers a switcher; switch to the other organization from it.
+	orgB, _ := e.NewOrg("Filial Recife", false)
+	e.withPassword(orgB.ID, "owner@example.com", domain.RoleAdmin, "a long password")
+	c.do("sign out", chromedp.Click(".signout button", chromedp.ByQuery), chromedp.WaitVisible(tid("signin-form"), chromedp.ByQuery))
+	c.do("sign in again", chromedp.SendKeys("#email", "owner@example.com", chromedp.ByQuery), chromedp.SendKeys("#password", "a long password", chromedp.ByQuery),
+		chromedp.Click(tid("signin-submit"), chromedp.ByQuery), chromedp.WaitVisible(tid("org-switch"), chromedp.ByQuery))
+	c.do("switch org", chromedp.Evaluate(`document.querySelector("#org-switch").value = "`+e.usersOf(orgB.ID)["owner@example.com"]+`"; true`, nil),
+		chromedp.Click(tid("org-switch")+" button", chromedp.ByQuery))
+	c.waitTrue("switched", `(document.querySelector('#org-switch option:checked')?.textContent || "").includes("Filial Recife")`)
+	c.shootDashboard("org-switch")
 
 	// Phone width: the navigation and tables stay usable (no horizontal page scroll).
 	var overflow bool

@@ -30,8 +30,9 @@ func (s *Server) dashWebhooks(q *dashReq, formErr error) (*pages.Page, error) {
 		return nil, err
 	}
 	p := &pages.Page{Title: q.T("Webhooks")}
-	if msg, ok := domainMessage(formErr); ok {
+	if msg, ok := q.errText(formErr); ok {
 		p.Error = msg
+		q.kept = "webhook-create-form"
 	} else if formErr != nil {
 		return nil, formErr
 	}
@@ -43,9 +44,9 @@ func (s *Server) dashWebhooks(q *dashReq, formErr error) (*pages.Page, error) {
 	p.Sections = append(p.Sections, pages.Section{Table: t})
 	if q.can(domain.RoleDeveloper) {
 		p.Sections = append(p.Sections, pages.Section{Title: q.T("Add endpoint"), Form: &pages.Form{Action: q.d.Base() + "/webhooks", TestID: "webhook-create-form", Submit: q.T("Add endpoint"), SubmitTestID: "webhook-create-submit",
-			Inputs: []pages.Input{{Name: "url", Label: q.T("Endpoint URL"), Kind: "url", Required: true, Value: q.r.PostFormValue("url")},
-				{Name: "enabled_events", Label: q.T("Events to send (comma separated, * for all)"), Kind: "text", Value: "*"},
-				{Name: "description", Label: q.T("Description"), Kind: "text"}}}})
+			Inputs: []pages.Input{{Name: "url", Label: q.T("Endpoint URL"), Kind: "url", Required: true, Value: q.val("webhook-create-form", "url", "")},
+				{Name: "enabled_events", Label: q.T("Events to send (comma separated, * for all)"), Kind: "text", Value: q.val("webhook-create-form", "enabled_events", "*")},
+				{Name: "description", Label: q.T("Description"), Kind: "text", Value: q.val("webhook-create-form", "description", "")}}}})
 	}
 	return p, nil
 }
@@ -158,7 +159,7 @@ func (s *Server) dashWebhookAction(q *dashReq, id, action string) (*pages.Page, 
 	})
 	p := &pages.Page{Notice: q.T("Done.")}
 	if err != nil {
-		msg, ok := domainMessage(err)
+		msg, ok := q.errText(err)
 		if !ok {
 			return nil, err
 		}
@@ -190,29 +191,31 @@ func (s *Server) dashKeys(q *dashReq, p *pages.Page) (*pages.Page, error) {
 	revoked := &pages.Table{TestID: "revoked-keys-table", Headers: []string{q.T("Name"), q.T("Key"), q.T("Environment"), q.T("Last used"), q.T("Revoked by"), q.T("Revoked at"), q.T("Reason")}}
 	for _, k := range keys {
 		if !k.RevokedAt.IsZero() {
-			revoked.Rows = append(revoked.Rows, []pages.Cell{{Text: k.Name}, {Text: k.TokenHint, Code: true}, {Text: k.Environment}, {Text: q.when(k.LastUsedAt)},
+			revoked.Rows = append(revoked.Rows, []pages.Cell{{Text: k.Name, Href: q.link("api-keys", k.ID)}, {Text: k.TokenHint, Code: true}, {Text: k.Environment}, {Text: q.when(k.LastUsedAt)},
 				{Text: deref(k.RevokedBy)}, {Text: q.when(k.RevokedAt)}, {Text: deref(k.RevokeReason)}})
 			continue
 		}
 		exp := q.when(k.ExpiresAt)
 		if k.Expired(now) {
-			exp += " (expired)"
+			exp += " (" + q.T("expired") + ")"
 		}
-		active.Rows = append(active.Rows, []pages.Cell{{Text: k.Name}, {Text: k.TokenHint, Code: true}, {Text: strings.Join(k.Scopes, ", ")}, {Text: k.Environment},
+		active.Rows = append(active.Rows, []pages.Cell{{Text: k.Name, Href: q.link("api-keys", k.ID)}, {Text: k.TokenHint, Code: true}, {Text: strings.Join(k.Scopes, ", ")}, {Text: k.Environment},
 			{Text: q.when(k.CreatedAt)}, {Text: q.when(k.LastUsedAt)}, {Text: exp},
 			{Form: &pages.Form{Action: q.d.Base() + "/api-keys/" + k.ID + "/revoke", TestID: "key-revoke-" + k.ID, Submit: q.T("Revoke"), SubmitTestID: "key-revoke", Danger: true, Inline: true,
-				Inputs: []pages.Input{{Name: "reason", Label: q.T("Reason"), Kind: "text"}}}}})
+				Inputs: []pages.Input{{Name: "reason", Label: q.T("Reason"), Kind: "text", Value: q.val("key-revoke-"+k.ID, "reason", "")}}}}})
 	}
-	envOpts := []pages.Option{option("test", "test", q.d.Env), option("live", "live", q.d.Env)}
-	form := &pages.Form{Action: q.d.Base() + "/api-keys", TestID: "key-create-form", Submit: q.T("Create key"), SubmitTestID: "key-create-submit", Inputs: []pages.Input{
-		{Name: "name", Label: q.T("Name"), Kind: "text", Required: true},
-		{Name: "scope_read", Label: "read", Kind: "checkbox", Value: "read", Checked: true},
-		{Name: "scope_write", Label: "write", Kind: "checkbox", Value: "write", Checked: true},
+	const kf = "key-create-form"
+	env := q.val(kf, "environment", q.d.Env)
+	envOpts := []pages.Option{option("test", "test", env), option("live", "live", env)}
+	form := &pages.Form{Action: q.d.Base() + "/api-keys", TestID: kf, Submit: q.T("Create key"), SubmitTestID: "key-create-submit", Inputs: []pages.Input{
+		{Name: "name", Label: q.T("Name"), Kind: "text", Required: true, Value: q.val(kf, "name", "")},
+		{Name: "scope_read", Label: "read", Kind: "checkbox", Value: "read", Checked: q.checked(kf, "scope_read", true)},
+		{Name: "scope_write", Label: "write", Kind: "checkbox", Value: "write", Checked: q.checked(kf, "scope_write", true)},
 		{Name: "environment", Label: q.T("Environment"), Kind: "select", Options: envOpts},
-		{Name: "expires_at", Label: q.T("Expires at (optional, UTC)"), Kind: "datetime-local"},
+		{Name: "expires_at", Label: q.T("Expires at (optional, UTC)"), Kind: "datetime-local", Value: q.val(kf, "expires_at", "")},
 	}}
 	if q.u.Org.Platform != nil && q.u.Org.PlatformActive() {
-		form.Inputs = append(form.Inputs, pages.Input{Name: "scope_platform_admin", Label: "platform_admin", Kind: "checkbox", Value: "platform_admin"})
+		form.Inputs = append(form.Inputs, pages.Input{Name: "scope_platform_admin", Label: "platform_admin", Kind: "checkbox", Value: "platform_admin", Checked: q.checked(kf, "scope_platform_admin", false)})
 	}
 	p.Sections = append(p.Sections, pages.Section{Title: q.T("Active keys"), Table: active}, pages.Section{Title: q.T("Create a key"), Form: form},
 		pages.Section{Title: q.T("Revoked keys"), Table: revoked})
@@ -231,6 +234,51 @@ func (s *Server) dashKeys(q *dashReq, p *pages.Page) (*pages.Page, error) {
 	return p, nil
 }
 
+// dashKey shows one API key of the organization and the requests made with it in the page's
+// environment (newest first, the request log's 7 days).
+func (s *Server) dashKey(q *dashReq, id string) (*pages.Page, error) {
+	q.d.Active = "api-keys"
+	p := &pages.Page{}
+	err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {
+		k, err := tx.FindAPIKeyByID(id)
+		if err != nil || k.Organization != q.u.Org.ID {
+			return &dashNotFoundError{}
+		}
+		p.Title = k.Name
+		exp := q.when(k.ExpiresAt)
+		if k.Expired(s.cfg.Clock.Now()) {
+			exp += " (" + q.T("expired") + ")"
+		}
+		fields := []pages.Field{{Label: "ID", Value: k.ID, Code: true}, {Label: q.T("Key"), Value: k.TokenHint, Code: true}, {Label: q.T("Scopes"), Value: strings.Join(k.Scopes, ", ")},
+			{Label: q.T("Environment"), Value: k.Environment}, {Label: q.T("Created"), Value: q.when(k.CreatedAt)}, {Label: q.T("Last used"), Value: q.when(k.LastUsedAt)},
+			{Label: q.T("Expires"), Value: exp}}
+		if !k.RevokedAt.IsZero() {
+			fields = append(fields, pages.Field{Label: q.T("Revoked by"), Value: deref(k.RevokedBy)}, pages.Field{Label: q.T("Revoked at"), Value: q.when(k.RevokedAt)},
+				pages.Field{Label: q.T("Reason"), Value: deref(k.RevokeReason)})
+		}
+		p.Sections = append(p.Sections, pages.Section{Fields: fields})
+		// The key's requests live in its own environment.
+		scope := domain.Scope{OrgID: q.u.Org.ID, Livemode: k.Livemode}
+		logs, more, err := tx.ListRequestLogs(scope, db.RequestLogFilter{KeyID: k.ID}, q.listParams())
+		if err != nil {
+			return listErr(err)
+		}
+		ids := make([]string, len(logs))
+		for i, l := range logs {
+			ids[i] = l.ID
+		}
+		t := q.logsTable(logs)
+		if k.Livemode != q.scope.Livemode { // the log pages are per environment
+			for _, row := range t.Rows {
+				row[5].Href = "/dashboard/" + k.Environment + "/logs/" + row[5].Text
+			}
+		}
+		p.Sections = append(p.Sections, pages.Section{Title: q.T("Requests made with this key"), Table: t, Pager: q.pager(ids, more)})
+		return nil
+	})
+	return p, err
+}
+
 func (q *dashReq) auditTable(list []*domain.AuditEntry) *pages.Table {
 	t := &pages.Table{TestID: "audit-table", Headers: []string{q.T("Created"), q.T("Who"), q.T("Action"), q.T("Object"), q.T("Detail")}}
 	for _, e := range list {
@@ -240,6 +288,7 @@ func (q *dashReq) auditTable(list []*domain.AuditEntry) *pages.Table {
 }
 
 func (s *Server) dashKeyCreate(q *dashReq) (*pages.Page, error) {
+	q.kept = "key-create-form" // cleared after a success: the form is then empty again
 	f := q.r.PostForm
 	var scopes []string
 	for _, sc := range []string{"read", "write", "platform_admin"} {
@@ -248,20 +297,20 @@ func (s *Server) dashKeyCreate(q *dashReq) (*pages.Page, error) {
 		}
 	}
 	if f.Get("scope_admin") != "" || f.Get("scopes") != "" {
-		return s.dashKeys(q, &pages.Page{Error: "admin keys are not offered in the dashboard."})
+		return s.dashKeys(q, &pages.Page{Error: q.invalid("", "admin keys are not offered in the dashboard.")})
 	}
 	if len(scopes) == 0 { // the API would default to read+write: the person unchecked them all
-		return s.dashKeys(q, &pages.Page{Error: "choose at least one scope (read, write or platform_admin)."})
+		return s.dashKeys(q, &pages.Page{Error: q.invalid("", "choose at least one scope (read, write or platform_admin).")})
 	}
 	env := f.Get("environment")
 	in := core.APIKeyInput{OrgID: q.u.Org.ID, Livemode: env == "live", Scopes: scopes, Name: f.Get("name")}
 	if env != "live" && env != "test" {
-		return s.dashKeys(q, &pages.Page{Error: "environment must be test or live."})
+		return s.dashKeys(q, &pages.Page{Error: q.invalid("", "environment must be test or live.")})
 	}
 	if v := strings.TrimSpace(f.Get("expires_at")); v != "" {
 		t, err := time.ParseInLocation("2006-01-02T15:04", v, time.UTC)
 		if err != nil {
-			return s.dashKeys(q, &pages.Page{Error: "expires_at must be a date and time such as 2030-01-31T12:00."})
+			return s.dashKeys(q, &pages.Page{Error: q.invalid("", "expires_at must be a date and time such as 2030-01-31T12:00.")})
 		}
 		in.ExpiresAt = t
 	}
@@ -274,18 +323,20 @@ func (s *Server) dashKeyCreate(q *dashReq) (*pages.Page, error) {
 		return core.Audit(tx, q.u.User, "api_key.created", k.ID, k.Name+" ("+k.Environment+", "+strings.Join(k.Scopes, ",")+")")
 	})
 	if err != nil {
-		if msg, ok := domainMessage(err); ok {
+		if msg, ok := q.errText(err); ok {
 			return s.dashKeys(q, &pages.Page{Error: msg})
 		}
 		return nil, err
 	}
+	q.kept = ""
 	return s.dashKeys(q, &pages.Page{Notice: q.T("Done."), Token: k.Token})
 }
 
 func (s *Server) dashKeyRevoke(q *dashReq, id string) (*pages.Page, error) {
+	q.kept = "key-revoke-" + id
 	reason := strings.TrimSpace(q.r.PostFormValue("reason"))
 	if len(reason) > 500 {
-		return s.dashKeys(q, &pages.Page{Error: "reason must have at most 500 characters."})
+		return s.dashKeys(q, &pages.Page{Error: q.invalid("reason", "reason must have at most %d characters.", 500)})
 	}
 	err := s.db.Write(q.r.Context(), func(tx *db.Tx) error {
 		k, err := tx.FindAPIKeyByID(id)
@@ -297,12 +348,15 @@ func (s *Server) dashKeyRevoke(q *dashReq, id string) (*pages.Page, error) {
 		}
 		return core.Audit(tx, q.u.User, "api_key.revoked", id, reason)
 	})
+	if err == nil {
+		q.kept = ""
+	}
 	if err != nil {
 		var nf *dashNotFoundError
 		if errors.As(err, &nf) {
 			return nil, err
 		}
-		if msg, ok := domainMessage(err); ok {
+		if msg, ok := q.errText(err); ok {
 			return s.dashKeys(q, &pages.Page{Error: msg})
 		}
 		return nil, err
@@ -390,18 +444,18 @@ func (s *Server) dashSettings(q *dashReq, notice, errMsg string) (*pages.Page, e
 	p := &pages.Page{Title: q.T("Settings"), Notice: notice, Error: errMsg}
 	if q.can(domain.RoleAdmin) {
 		p.Sections = append(p.Sections, pages.Section{Form: &pages.Form{Action: q.d.Base() + "/settings", TestID: "settings-form", Submit: q.T("Save"),
-			Inputs: []pages.Input{{Name: "timezone", Label: q.T("Time zone (display only)"), Kind: "text", Value: q.u.Org.DashboardSettings.Timezone, Required: true},
-				{Name: "display_name", Label: q.T("Checkout display name"), Kind: "text", Value: deref(q.u.Org.CheckoutSettings.Branding.DisplayName)},
-				{Name: "primary_color", Label: q.T("Checkout primary color (#RRGGBB)"), Kind: "text", Value: deref(q.u.Org.CheckoutSettings.Branding.PrimaryColor)},
-				{Name: "logo_url", Label: q.T("Checkout logo URL (https)"), Kind: "url", Value: deref(q.u.Org.CheckoutSettings.Branding.LogoURL)}}}})
+			Inputs: []pages.Input{{Name: "timezone", Label: q.T("Time zone (display only)"), Kind: "text", Value: q.val("settings-form", "timezone", q.u.Org.DashboardSettings.Timezone), Required: true},
+				{Name: "display_name", Label: q.T("Checkout display name"), Kind: "text", Value: q.val("settings-form", "display_name", deref(q.u.Org.CheckoutSettings.Branding.DisplayName))},
+				{Name: "primary_color", Label: q.T("Checkout primary color (#RRGGBB)"), Kind: "text", Value: q.val("settings-form", "primary_color", deref(q.u.Org.CheckoutSettings.Branding.PrimaryColor))},
+				{Name: "logo_url", Label: q.T("Checkout logo URL (https)"), Kind: "url", Value: q.val("settings-form", "logo_url", deref(q.u.Org.CheckoutSettings.Branding.LogoURL))}}}})
 	} else {
 		p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Time zone (display only)"), Value: q.u.Org.DashboardSettings.Timezone}}})
 	}
 	if q.d.Env == "test" && s.cfg.AllowTimeTravel {
-		sec := pages.Section{Title: q.T("Sandbox clock"), Fields: []pages.Field{{Label: "now", Value: q.when(domain.At(s.cfg.Clock.Now()))}}}
+		sec := pages.Section{Title: q.T("Sandbox clock"), Fields: []pages.Field{{Label: q.T("Now"), Value: q.when(domain.At(s.cfg.Clock.Now()))}}}
 		if q.can(domain.RoleDeveloper) {
 			sec.Form = &pages.Form{Action: q.d.Base() + "/settings/clock", TestID: "clock-form", Submit: q.T("Advance"),
-				Inputs: []pages.Input{{Name: "advance", Label: q.T("Advance by (e.g. 24h, 30m)"), Kind: "text", Required: true}}}
+				Inputs: []pages.Input{{Name: "advance", Label: q.T("Advance by (e.g. 24h, 30m)"), Kind: "text", Required: true, Value: q.val("clock-form", "advance", "")}}}
 		}
 		p.Sections = append(p.Sections, sec)
 	}
@@ -413,15 +467,36 @@ func (s *Server) dashSettings(q *dashReq, notice, errMsg string) (*pages.Page, e
 	}); err != nil {
 		return nil, err
 	}
-	t := &pages.Table{TestID: "people-table", Headers: []string{q.T("E-mail"), q.T("Role"), q.T("Created")}}
+	headers := []string{q.T("E-mail"), q.T("Role"), q.T("Created")}
+	if q.can(domain.RoleAdmin) {
+		headers = append(headers, q.T("Remove"))
+	}
+	t := &pages.Table{TestID: "people-table", Headers: headers}
+	owners := 0
 	for _, u := range users {
-		t.Rows = append(t.Rows, []pages.Cell{{Text: u.Email}, {Text: u.Role}, {Text: q.when(u.CreatedAt)}})
+		if u.Role == domain.RoleOwner {
+			owners++
+		}
+	}
+	for _, u := range users {
+		row := []pages.Cell{{Text: u.Email}, {Text: u.Role}, {Text: q.when(u.CreatedAt)}}
+		if q.can(domain.RoleAdmin) {
+			// The button is offered where the operation allows it (core.RemoveUser decides).
+			cell := pages.Cell{}
+			if u.Role != domain.RoleOwner || (q.can(domain.RoleOwner) && owners > 1) {
+				cell.Form = &pages.Form{Action: q.d.Base() + "/settings/people/" + u.ID + "/remove", TestID: "person-remove-" + u.ID, SubmitTestID: "person-remove",
+					Submit: q.T("Remove"), Danger: true, Inline: true}
+			}
+			row = append(row, cell)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	p.Sections = append(p.Sections, pages.Section{Title: q.T("People"), Table: t})
 	if q.can(domain.RoleOwner) {
-		roles := []pages.Option{option(domain.RoleViewer, "viewer", ""), option(domain.RoleDeveloper, "developer", ""), option(domain.RoleAdmin, "admin", ""), option(domain.RoleOwner, "owner", "")}
+		role := q.val("person-create-form", "role", "")
+		roles := []pages.Option{option(domain.RoleViewer, "viewer", role), option(domain.RoleDeveloper, "developer", role), option(domain.RoleAdmin, "admin", role), option(domain.RoleOwner, "owner", role)}
 		p.Sections = append(p.Sections, pages.Section{Title: q.T("Add a person"), Form: &pages.Form{Action: q.d.Base() + "/settings/people", TestID: "person-create-form", Submit: q.T("Add a person"),
-			Inputs: []pages.Input{{Name: "email", Label: q.T("E-mail"), Kind: "email", Required: true}, {Name: "role", Label: q.T("Role"), Kind: "select", Options: roles}}}})
+			Inputs: []pages.Input{{Name: "email", Label: q.T("E-mail"), Kind: "email", Required: true, Value: q.val("person-create-form", "email", "")}, {Name: "role", Label: q.T("Role"), Kind: "select", Options: roles}}}})
 		var audit []*domain.AuditEntry
 		if err := s.db.Read(q.r.Context(), func(tx *db.Tx) error {
 			var err error
@@ -433,6 +508,35 @@ func (s *Server) dashSettings(q *dashReq, notice, errMsg string) (*pages.Page, e
 		p.Sections = append(p.Sections, pages.Section{Title: q.T("Audit trail"), Table: q.auditTable(audit)})
 	}
 	return p, nil
+}
+
+// dashPersonRemove takes a person out of the organization (owners and admins; core.RemoveUser
+// keeps the last owner and lets only owners remove owners). Their sessions end at once; a
+// person who removes themselves is signed out.
+func (s *Server) dashPersonRemove(q *dashReq, id string) (*pages.Page, error) {
+	q.d.Active = "settings"
+	var gone *domain.User
+	err := s.db.Write(q.r.Context(), func(tx *db.Tx) error {
+		var err error
+		gone, err = core.RemoveUser(tx, q.u.User, id)
+		return err
+	})
+	if e, ok := domain.AsError(err); ok && e.Code == domain.CodeResourceMissing {
+		return nil, &dashNotFoundError{}
+	}
+	if err != nil {
+		if msg, ok := q.errText(err); ok {
+			q.status = http.StatusConflict
+			return s.dashSettings(q, "", msg)
+		}
+		return nil, err
+	}
+	if gone.ID == q.u.User.ID {
+		setDashCookie(q.w, dashCookie, "", -1)
+		http.Redirect(q.w, q.r, "/dashboard/signin", http.StatusSeeOther)
+		return nil, nil
+	}
+	return s.dashSettings(q, q.T("Done.")+" "+gone.Email, "")
 }
 
 // dashPersonCreate adds a person (owners only): the same operation as `troco user create`, and
@@ -452,7 +556,8 @@ func (s *Server) dashPersonCreate(q *dashReq) (*pages.Page, error) {
 		return core.Audit(tx, q.u.User, "user.created", u.ID, u.Email+" ("+u.Role+")")
 	})
 	if err != nil {
-		if msg, ok := domainMessage(err); ok {
+		if msg, ok := q.errText(err); ok {
+			q.kept = "person-create-form"
 			return s.dashSettings(q, "", msg)
 		}
 		return nil, err
@@ -474,6 +579,9 @@ func (s *Server) dashSettingsSave(q *dashReq) (*pages.Page, error) {
 	}
 	params := core.OrganizationParams{DashboardSettings: &core.DashboardSettingsParams{Timezone: &tz},
 		CheckoutSettings: &core.CheckoutSettingsParams{Branding: &core.BrandingParams{DisplayName: opt("display_name"), PrimaryColor: opt("primary_color"), LogoURL: opt("logo_url")}}}
+	q.labels = map[string]string{"dashboard_settings[timezone]": q.T("Time zone (display only)"),
+		"checkout_settings[branding][display_name]": q.T("Checkout display name"), "checkout_settings[branding][primary_color]": q.T("Checkout primary color (#RRGGBB)"),
+		"checkout_settings[branding][logo_url]": q.T("Checkout logo URL (https)")}
 	var org *domain.Organization
 	err := s.db.Write(q.r.Context(), func(tx *db.Tx) error {
 		var err error
@@ -484,7 +592,8 @@ func (s *Server) dashSettingsSave(q *dashReq) (*pages.Page, error) {
 		return core.Audit(tx, q.u.User, "settings.updated", q.u.Org.ID, "timezone="+tz)
 	})
 	if err != nil {
-		if msg, ok := domainMessage(err); ok {
+		if msg, ok := q.errText(err); ok {
+			q.kept = "settings-form"
 			return s.dashSettings(q, "", msg)
 		}
 		return nil, err
@@ -496,11 +605,12 @@ func (s *Server) dashSettingsSave(q *dashReq) (*pages.Page, error) {
 func (s *Server) dashClockAdvance(q *dashReq) (*pages.Page, error) {
 	q.d.Active = "settings"
 	if q.d.Env != "test" || !s.cfg.AllowTimeTravel {
-		return s.dashSettings(q, "", "Time travel is disabled; start the server with --allow-time-travel (test mode only).")
+		return s.dashSettings(q, "", q.invalid("", "Time travel is disabled; start the server with --allow-time-travel (test mode only)."))
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(q.r.PostFormValue("advance")))
 	if err != nil || d < time.Second || d > maxAdvance*time.Second {
-		return s.dashSettings(q, "", "advance must be a duration between 1s and the maximum, such as 24h or 30m.")
+		q.kept = "clock-form"
+		return s.dashSettings(q, "", q.invalid("advance", "advance must be a duration between 1s and the maximum, such as 24h or 30m."))
 	}
 	// Sessions count idle time on the same clock: keep the person who moves it signed in (stamped
 	// at the new time before the jobs that come due sweep idle sessions).
@@ -544,7 +654,7 @@ func (s *Server) dashAccount(q *dashReq) {
 			}
 			err = s.db.Write(q.r.Context(), func(tx *db.Tx) error { return tx.SetUserTOTP(q.u.User.ID, s.cfg.Secrets.Seal(key.Secret()), false) })
 			q.u.User.TOTPSecret = "pending"
-			p.Sections = append(p.Sections, pages.Section{Title: q.T("Two-factor authentication"), Fields: []pages.Field{{Label: "secret", Value: key.Secret(), Code: true}, {Label: "otpauth", Value: key.URL(), Code: true}}})
+			p.Sections = append(p.Sections, pages.Section{Title: q.T("Two-factor authentication"), Fields: []pages.Field{{Label: q.T("Secret"), Value: key.Secret(), Code: true}, {Label: "otpauth", Value: key.URL(), Code: true}}})
 		case "totp-enable":
 			err = s.db.Write(q.r.Context(), func(tx *db.Tx) error {
 				u, err := tx.FindUserByID(q.u.User.ID)
@@ -574,7 +684,7 @@ func (s *Server) dashAccount(q *dashReq) {
 		default:
 			err = domain.Invalid("action", "unknown action.")
 		}
-		if msg, ok := domainMessage(err); ok {
+		if msg, ok := q.errText(err); ok {
 			p.Error = msg
 		} else if err != nil {
 			s.dashFail(q.w, q.r, err)
@@ -583,7 +693,7 @@ func (s *Server) dashAccount(q *dashReq) {
 			p.Notice = q.T("Done.")
 		}
 	}
-	p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("E-mail"), Value: q.u.User.Email}, {Label: q.T("Role"), Value: q.u.User.Role}, {Label: "organization", Value: q.u.Org.ID, Code: true}}},
+	p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("E-mail"), Value: q.u.User.Email}, {Label: q.T("Role"), Value: q.u.User.Role}, {Label: q.T("Organization"), Value: q.u.Org.ID, Code: true}}},
 		pages.Section{Title: q.T("Set a password"), Form: &pages.Form{Action: "/dashboard/account", TestID: "password-form", Submit: q.T("Save"), SubmitTestID: "password-submit",
 			Inputs: []pages.Input{{Name: "action", Kind: "hidden", Value: "password"}, {Name: "password", Label: q.T("New password (at least 10 characters)"), Kind: "password", Required: true}}}},
 		pages.Section{Title: q.T("Language"), Form: &pages.Form{Action: "/dashboard/account", TestID: "language-form", Submit: q.T("Save"),

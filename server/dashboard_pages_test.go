@@ -166,7 +166,7 @@ func TestDashboardSettingsClockLanguageAndTOTP(t *testing.T) {
 	// TOTP: set up, enable with a code, then sign-in needs the code.
 	_, body, _ = owner.post("/dashboard/account", url.Values{"action": {"password"}, "password": {"a long password"}})
 	_, body, _ = owner.post("/dashboard/account", url.Values{"action": {"totp-start"}})
-	m := regexp.MustCompile(`<dt>secret</dt><dd><code>([A-Z2-7]+)</code>`).FindStringSubmatch(body)
+	m := regexp.MustCompile(`<dt>Secret</dt><dd><code>([A-Z2-7]+)</code>`).FindStringSubmatch(body)
 	is.True(m != nil)
 	secret := m[1]
 	_, body, _ = owner.post("/dashboard/account", url.Values{"action": {"totp-enable"}, "code": {"000000"}})
@@ -208,7 +208,7 @@ func TestDashboardOwnerAddsAPerson(t *testing.T) {
 	st, _, _ := admin.post("/dashboard/test/settings/people", url.Values{"email": {"x@example.com"}, "role": {"owner"}})
 	is.Equal(st, http.StatusForbidden) // only owners add people
 	_, body, _ := owner.post("/dashboard/test/settings/people", url.Values{"email": {"nova@example.com"}, "role": {"bogus"}})
-	is.True(strings.Contains(body, "role must be"))
+	is.True(strings.Contains(body, "O papel deve ser"))
 	_, body, _ = owner.post("/dashboard/test/settings/people", url.Values{"email": {"nova@example.com"}, "role": {"developer"}})
 	m := regexp.MustCompile(`/dashboard/signin/link/([A-Za-z0-9_-]{43})`).FindStringSubmatch(body)
 	is.True(m != nil)
@@ -221,7 +221,7 @@ func TestDashboardOwnerAddsAPerson(t *testing.T) {
 	st, _, _ = b.get("/dashboard/test/api-keys")
 	is.Equal(st, http.StatusForbidden) // but does not manage keys
 	_, body, _ = owner.post("/dashboard/test/settings/people", url.Values{"email": {"nova@example.com"}, "role": {"viewer"}})
-	is.True(strings.Contains(body, "already belongs"))
+	is.True(strings.Contains(body, "já pertence à organização"))
 }
 
 func TestDashboardDisputes(t *testing.T) {

@@ -128,7 +128,7 @@ func TestDashboardSigninLinkPasswordSignout(t *testing.T) {
 	is.Equal(st, http.StatusOK)
 	is.True(strings.Contains(body, "ana@example.com"))
 	_, body, _ = b.post("/dashboard/account", url.Values{"action": {"password"}, "password": {"short"}})
-	is.True(strings.Contains(body, "at least 10"))
+	is.True(strings.Contains(body, "ao menos 10"))
 	_, body, _ = b.post("/dashboard/account", url.Values{"action": {"password"}, "password": {"correct horse battery"}})
 	is.True(strings.Contains(body, `class="notice"`))
 	var stored string
@@ -235,11 +235,11 @@ func TestDashboardAPIKeys(t *testing.T) {
 
 	// An expiry in the past, an admin scope and no scope at all are refused; nothing is created.
 	_, body, _ = b.post("/dashboard/test/api-keys", url.Values{"name": {"x"}, "environment": {"test"}})
-	is.True(strings.Contains(body, "choose at least one scope"))
+	is.True(strings.Contains(body, "Escolha ao menos um escopo"))
 	_, body, _ = b.post("/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_read": {"read"}, "environment": {"test"}, "expires_at": {"2001-01-01T00:00"}})
-	is.True(strings.Contains(body, "expires_at must be in the future"))
+	is.True(strings.Contains(body, "A data de expiração deve estar no futuro"))
 	_, body, _ = b.post("/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_admin": {"admin"}, "environment": {"live"}})
-	is.True(strings.Contains(body, "not offered"))
+	is.True(strings.Contains(body, "não são oferecidas"))
 	is.Equal(keyCount(t, e, e.Org.ID), before+1)
 
 	// Revoke with a reason: the next request is 401, the key is listed as revoked; twice is refused.
@@ -255,7 +255,7 @@ func TestDashboardAPIKeys(t *testing.T) {
 	is.True(strings.Contains(body, "leaked in a log"))
 	is.True(strings.Contains(body, `data-testid="revoked-keys-table"`))
 	_, body, _ = b.post("/dashboard/test/api-keys/"+id+"/revoke", url.Values{"reason": {"again"}})
-	is.True(strings.Contains(body, "already revoked"))
+	is.True(strings.Contains(body, "já foi revogada"))
 	// The owner's audit trail records both actions.
 	is.True(strings.Contains(body, "api_key.created"))
 	is.True(strings.Contains(body, "api_key.revoked"))

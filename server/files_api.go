@@ -22,7 +22,9 @@ import (
 const maxUploadBody = files.MaxSize + 1<<20
 
 // isUpload reports whether r is a file upload, whose body is streamed, never read whole.
-func isUpload(r *http.Request) bool { return r.Method == http.MethodPost && r.URL.Path == "/v1/files" }
+func isUpload(r *http.Request) bool {
+	return r.Method == http.MethodPost && (r.URL.Path == "/v1/files" || r.URL.Path == "/api/v1/files")
+}
 
 // fileURL fills f.url for an answer: stable for public purposes, signed for 1 hour otherwise.
 func (s *Server) fileURL(r *http.Request, f *domain.File) *domain.File {
@@ -31,7 +33,10 @@ func (s *Server) fileURL(r *http.Request, f *domain.File) *domain.File {
 	return f
 }
 
-func (s *Server) handleFileCreate() http.Handler {
+func (s *Server) handleFileCreate() http.Handler { return s.handleFileCreateAs(http.StatusOK) }
+
+// handleFileCreateAs is the upload answering ok on success (/api/v1: 201 with Location).
+func (s *Server) handleFileCreateAs(ok int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tmp, u, err := s.readUpload(w, r)
 		if err != nil {
@@ -48,10 +53,13 @@ func (s *Server) handleFileCreate() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+		s.mutateAs(w, r, ok, func(tx *db.Tx, a domain.Actor) (any, error) {
 			out, err := core.CreateFile(tx, a, f)
 			if err != nil {
 				return nil, err
+			}
+			if ok != http.StatusOK {
+				return shaped(s.fileURL(r, out)), nil
 			}
 			return s.fileURL(r, out), nil
 		})

@@ -60,8 +60,14 @@ func (e *testEnv) uploadFile(token, purpose, filename, contentType string, conte
 
 func (e *testEnv) uploadParts(token string, parts []uploadPart, headers ...string) resp {
 	e.t.Helper()
+	return e.uploadTo("/v1/files", token, parts, headers...)
+}
+
+// uploadTo sends the parts to path (POST /v1/files or /api/v1/files).
+func (e *testEnv) uploadTo(path, token string, parts []uploadPart, headers ...string) resp {
+	e.t.Helper()
 	body, ct := multipartBody(e.t, parts...)
-	req := e.NewRequest("POST", "/v1/files", bytes.NewReader(body))
+	req := e.NewRequest("POST", path, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", ct)
 	for i := 0; i+1 < len(headers); i += 2 {

@@ -95,6 +95,10 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			}
 			sum.Write(body)
 		}
+		if a.Customer != "" {
+			// A customer's keys are their own: two customers of one organization never share one.
+			key = "customer:" + a.Customer + ":" + key
+		}
 		st := &idemState{scope: a.Actor.Scope, key: key, fingerprint: hex.EncodeToString(sum.Sum(nil))}
 
 		// The slot is taken before the stored response is looked up: the request holding it

@@ -141,6 +141,7 @@ func (s *Server) handleInvoicePay() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		p.Origin = s.origin(r)
 		svc := s.invoiceService()
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return svc.Pay(tx, a, id, p) })
 	})

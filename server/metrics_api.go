@@ -32,7 +32,7 @@ type metricsMethod struct {
 
 // handleMetrics serves GET /api/v1/metrics?start=&end=&interval=day|week|month: the ledger's
 // gross, net, fees, refunds and payment count per interval (UTC calendar days, ISO weeks from
-// start, calendar months), in total and per payment method.
+// start, calendar months), in total and per payment method, and the MRR now.
 func (s *Server) handleMetrics() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -115,5 +115,26 @@ func metricsOf(tx *db.Tx, scope domain.Scope, bounds []time.Time, end time.Time,
 		}
 		out = append(out, b)
 	}
-	return map[string]any{"object": "metrics", "currency": "BRL", "data": out}, nil
+	amount, count, err := tx.MRR(scope)
+	if err != nil {
+		return nil, err
+	}
+	return metricsResult{Object: "metrics", Currency: "BRL", Data: out, MRR: metricsMRR{Amount: amount, Subscriptions: count, AsOf: domain.At(tx.Now)}}, nil
+}
+
+// metricsResult is the answer of GET /api/v1/metrics.
+type metricsResult struct {
+	Object   string          `json:"object"`
+	Currency string          `json:"currency"`
+	Data     []metricsBucket `json:"data"`
+	MRR      metricsMRR      `json:"mrr"`
+}
+
+// metricsMRR is the monthly recurring revenue now (domain.Subscription.MonthlyAmount summed over
+// the active and past_due subscriptions), whatever the range asked: the past states of
+// subscriptions are not kept, so it is not split per interval.
+type metricsMRR struct {
+	Amount        int64       `json:"amount"`
+	Subscriptions int64       `json:"subscriptions"`
+	AsOf          domain.Time `json:"as_of"`
 }

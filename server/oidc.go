@@ -104,8 +104,9 @@ func (s *Server) authenticateOIDC(ctx context.Context, raw, need, requestID stri
 		return nil, domain.Unauthenticated("The token's organization does not exist.")
 	}
 	key := &domain.APIKey{ID: "oidc:" + tok.Subject, Organization: org, Livemode: c.Livemode, Scopes: strings.Fields(c.Scope)}
+	info := &authInfo{Key: key, Actor: domain.Actor{Scope: domain.Scope{OrgID: org, Livemode: c.Livemode}, KeyID: key.ID, RequestID: requestID}}
 	if !key.Allows(need) {
-		return nil, domain.Forbidden("This token does not have the " + need + " scope required for this request.")
+		return info, domain.Forbidden("This token does not have the " + need + " scope required for this request.")
 	}
-	return &authInfo{Key: key, Actor: domain.Actor{Scope: domain.Scope{OrgID: org, Livemode: c.Livemode}, KeyID: key.ID, RequestID: requestID}}, nil
+	return info, nil
 }

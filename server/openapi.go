@@ -17,6 +17,15 @@ import (
 type apiV1Op struct {
 	method, path string
 	need         string
+	filters      []string // a list's filters (query parameters)
+}
+
+// listFilters returns the filters of a list handler (none for other handlers).
+func listFilters(h http.Handler) []string {
+	if l, ok := h.(listHandler); ok {
+		return l.filters
+	}
+	return nil
 }
 
 // openAPIDocs are the two documents, built once.
@@ -30,6 +39,7 @@ type openAPIDocs struct {
 var v1Twin = map[string]string{
 	"/api/v1/checkouts": "/v1/checkout-sessions", "/api/v1/checkout-links": "/v1/payment-links", "/api/v1/products": "/v1/products",
 	"/api/v1/customers": "/v1/customers", "/api/v1/discounts": "/v1/coupons", "/api/v1/webhooks": "/v1/webhook-endpoints",
+	"/api/v1/subscriptions": "/v1/subscriptions", "/api/v1/files": "/v1/files",
 }
 
 func (s *Server) buildOpenAPI() {
@@ -76,6 +86,19 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 	schemas["Checkout"] = schemaOf(reflect.TypeFor[checkoutV2]())
 	schemas["Checkout"].(map[string]any)["properties"].(map[string]any)["status"] = map[string]any{"type": "string", "enum": []string{"open", "confirmed", "succeeded", "expired", "failed"}}
 	schemas["Pagination"] = schemaOf(reflect.TypeFor[pagination]())
+	bucket := schemaOf(reflect.TypeFor[metricsBucket]())
+	sums := schemaOf(reflect.TypeFor[metricsMethod]())
+	bucket["properties"].(map[string]any)["per_method"] = map[string]any{"type": "object", "additionalProperties": sums,
+		"description": "The same sums per payment method (credit_card, pix, boleto)."}
+	for _, k := range []string{"start", "end"} {
+		bucket["properties"].(map[string]any)[k] = map[string]any{"type": "string", "format": "date-time"}
+	}
+	mrr := schemaOf(reflect.TypeFor[metricsMRR]())
+	mrr["description"] = "Monthly recurring revenue now, in centavos: over the active and past_due subscriptions, each item's unit_amount × quantity ÷ interval_count, per month (× 365/12 a day, × 52/12 a week, ÷ 12 a year), rounded half up per item; list prices, before coupons."
+	metrics := schemaOf(reflect.TypeFor[metricsResult]())
+	metrics["properties"].(map[string]any)["data"] = map[string]any{"type": "array", "items": bucket}
+	metrics["properties"].(map[string]any)["mrr"] = mrr
+	schemas["Metrics"] = metrics
 	schemas["ApiObject"] = map[string]any{"type": "object", "description": "The object of the /v1 twin operation, with currency codes upper case (BRL).",
 		"required": []string{"id", "object"}, "properties": map[string]any{"id": map[string]any{"type": "string"}, "object": map[string]any{"type": "string"}}}
 	errs := map[string]any{}
@@ -110,12 +133,16 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 				map[string]any{"name": "end", "in": "query", "required": true, "schema": map[string]any{"type": "string", "format": "date-time"}},
 				map[string]any{"name": "interval", "in": "query", "schema": map[string]any{"type": "string", "enum": []string{"day", "week", "month"}}},
 			}
-			responses["200"] = jsonResponse("Ledger sums per interval.", map[string]any{"type": "object"})
+			responses["200"] = jsonResponse("Ledger sums per interval, and the monthly recurring revenue now.", map[string]any{"$ref": "#/components/schemas/Metrics"})
 		case op.method == "GET" && !isItem:
-			o["parameters"] = []any{
+			params := []any{
 				map[string]any{"name": "page", "in": "query", "schema": map[string]any{"type": "integer", "minimum": 1}},
 				map[string]any{"name": "limit", "in": "query", "schema": map[string]any{"type": "integer", "minimum": 1, "maximum": 100}},
 			}
+			for _, f := range op.filters {
+				params = append(params, map[string]any{"name": f, "in": "query", "description": "Only the objects whose " + f + " is this value.", "schema": map[string]any{"type": "string"}})
+			}
+			o["parameters"] = params
 			responses["200"] = jsonResponse("A page.", map[string]any{"type": "object", "required": []string{"data", "pagination"}, "properties": map[string]any{
 				"data": map[string]any{"type": "array", "items": obj}, "pagination": map[string]any{"$ref": "#/components/schemas/Pagination"}}})
 		case op.method == "GET":
@@ -125,30 +152,35 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 			delete(responses, "409")
 		case op.method == "POST":
 			o["parameters"] = []any{map[string]any{"name": "Idempotency-Key", "in": "header", "schema": map[string]any{"type": "string", "maxLength": 255}}}
-			twin := v1Twin[strings.TrimSuffix(strings.TrimSuffix(p, "/{id}"), "/{id}/expire")]
-			if strings.HasSuffix(p, "/refund") {
+			switch {
+			case strings.HasSuffix(p, "/refund"):
 				o["requestBody"] = map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "additionalProperties": false,
 					"properties": map[string]any{"amount": map[string]any{"type": "integer", "minimum": 1}, "reason": map[string]any{"type": "string", "enum": []string{"duplicate", "fraudulent", "requested_by_customer"}},
 						"metadata": map[string]any{"$ref": "#/components/schemas/Metadata"}}}}}}
 				responses["201"] = jsonResponse("The refund.", obj)
-			} else if strings.HasSuffix(p, "/expire") {
-				responses["200"] = jsonResponse("The expired checkout.", obj)
-			} else {
-				twinPath := twin
-				if isItem {
-					twinPath += "/{id}"
+			case p == portalPrefix+"/payment-methods":
+				o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object",
+					"additionalProperties": false, "required": []string{"card"}, "properties": map[string]any{"card": map[string]any{"$ref": "#/components/schemas/CardParams"}}}}}}
+				responses["201"] = jsonResponse("The saved card (a setup intent verified it); the default payment method of the customer's running subscriptions from now on.", obj)
+				responses["402"] = map[string]any{"$ref": "#/components/responses/SetupDeclined"}
+			case strings.HasSuffix(p, "/pause"):
+				o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": pauseSchema(schemas)}}}
+				responses["200"] = jsonResponse("The paused subscription.", obj)
+			default:
+				if body := twinRequestBody(v1Paths, p); body != nil {
+					o["requestBody"] = body
 				}
-				if t, ok := v1Paths[twinPath].(map[string]any); ok {
-					if post, ok := t["post"].(map[string]any); ok {
-						o["requestBody"] = post["requestBody"]
-					}
-				}
-				if isItem {
-					responses["200"] = jsonResponse("The updated object.", obj)
+				if isItem || strings.Contains(p, "{id}/") {
+					responses["200"] = jsonResponse("The object after the operation.", obj)
 				} else {
 					responses["201"] = jsonResponse("Created; Location names it.", obj)
 				}
 			}
+		}
+		if op.need == needCustomer {
+			o["security"] = []any{map[string]any{"customerToken": []any{}}}
+			o["summary"] = op.method + " " + p + " (customer session token)"
+			delete(responses, "409")
 		}
 		item[strings.ToLower(op.method)] = o
 	}
@@ -167,7 +199,41 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 		"description": "The second interface of troco: the same operations as /v1, page-numbered lists (page, limit 1-100), 201 with Location on creation, 204 on deletion, the /v1 error envelope, Idempotency-Key on every POST. Authenticate with an access token (POST /api/v1/oauth/token), a token of the configured OpenID Connect issuer, or an organization API key. 100 requests per minute per token in test mode, 1,000 in live mode (RateLimit-* headers)."}
 	return map[string]any{"openapi": "3.1.0", "info": info, "servers": v1["servers"], "security": []any{map[string]any{"bearerAuth": []any{}}},
 		"paths": paths, "components": map[string]any{"schemas": schemas, "responses": comps["responses"], "headers": comps["headers"],
-			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT or API key"}}}}
+			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT or API key"},
+				"customerToken": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "troco_cst_ customer session token",
+					"description": "The customer_session_token of POST /v1/customer-portal-sessions (valid one hour): only on /api/v1/customer-portal/ paths, for that one customer."}}}}
+}
+
+// twinRequestBody is the request body of the /v1 operation an /api/v1 POST calls: the path with
+// its collection replaced by the /v1 one (/api/v1/subscriptions/{id}/cancel takes the body of
+// /v1/subscriptions/{id}/cancel).
+func twinRequestBody(v1Paths map[string]any, p string) any {
+	rest := strings.TrimPrefix(p, "/api/v1/")
+	coll, tail, _ := strings.Cut(rest, "/")
+	twin, ok := v1Twin["/api/v1/"+coll]
+	if !ok {
+		return nil
+	}
+	if tail != "" {
+		twin += "/" + tail
+	}
+	item, _ := v1Paths[twin].(map[string]any)
+	post, _ := item["post"].(map[string]any)
+	return post["requestBody"]
+}
+
+// pauseSchema is the body of POST /api/v1/subscriptions/{id}/pause: the pause_collection object
+// of the /v1 update.
+func pauseSchema(schemas map[string]any) any {
+	upd, _ := schemas["SubscriptionUpdateParams"].(map[string]any)
+	props, _ := upd["properties"].(map[string]any)
+	pc, _ := props["pause_collection"].(map[string]any)
+	out := map[string]any{}
+	for k, v := range pc {
+		out[k] = v
+	}
+	out["type"] = "object" // here the pause itself, never null
+	return out
 }
 
 func jsonResponse(desc string, schema any) map[string]any {

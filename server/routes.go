@@ -242,6 +242,7 @@ func (s *Server) routes() http.Handler {
 	r.Handler(http.MethodPost, "/api/v1/oauth/token", s.rejectQuery(s.handleOAuthToken()))
 	r.Handler(http.MethodGet, "/.well-known/jwks.json", s.handleJWKS())
 	s.apiV1Routes(func(method, path, need string, h http.Handler) {
+		filters := listFilters(h)
 		if takesNoQuery(method, path) {
 			h = s.rejectQuery(h)
 		}
@@ -249,7 +250,16 @@ func (s *Server) routes() http.Handler {
 			h = s.rejectBody(h)
 		}
 		r.Handler(method, path, s.core(need, h))
-		s.apiV1Ops = append(s.apiV1Ops, apiV1Op{method: method, path: path, need: need})
+		s.apiV1Ops = append(s.apiV1Ops, apiV1Op{method: method, path: path, filters: filters, need: need})
+	})
+	// The customer-portal path: customer session tokens (troco_cst_…) only.
+	s.apiV1PortalRoutes(func(method, path string, h http.Handler) {
+		filters := listFilters(h)
+		if takesNoQuery(method, path) || path == portalPrefix+"/customer" {
+			h = s.rejectQuery(h)
+		}
+		r.Handler(method, path, s.customerPortal(h))
+		s.apiV1Ops = append(s.apiV1Ops, apiV1Op{method: method, path: path, filters: filters, need: needCustomer})
 	})
 	r.Handler(http.MethodGet, "/v1/openapi.json", s.rejectQuery(s.handleOpenAPI(true)))
 	r.Handler(http.MethodGet, "/api/v1/openapi.json", s.rejectQuery(s.handleOpenAPI(false)))

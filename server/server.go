@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -97,6 +98,9 @@ type Server struct {
 	oidc     oidcIssuer        // the external issuer of --oidc-issuer
 	apiV1Ops []apiV1Op         // the /api/v1 routes, for its OpenAPI document
 	openapi  openAPIDocs
+	// origin is the public base URL learned from the listen address of the first request when
+	// Config.BaseURL is empty (links made outside a request, such as e-mails, need one).
+	learned atomic.Pointer[string]
 }
 
 // New builds the server and its routes.
@@ -113,9 +117,10 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, db: cfg.DB, log: cfg.Logger, limiter: newRateLimiter(cfg.Clock), idem: inflight{m: map[string]struct{}{}}}
 	s.pay = payments.New(cfg.BaseURL, cfg.SimDelay, cfg.Secrets.DeriveKey("card fingerprint"))
 	s.pay.ReceiptKey = cfg.Secrets.DeriveKey("receipt url")
-	s.mailer = email.New(email.Options{DB: cfg.DB, Clock: cfg.Clock, Logger: cfg.Logger, Live: cfg.SMTP})
+	s.mailer = email.New(email.Options{DB: cfg.DB, Clock: cfg.Clock, Logger: cfg.Logger, Live: cfg.SMTP, BaseURL: s.outsideBase})
 	s.pay.Live, s.pay.Secrets, s.pay.Log = cfg.Live, cfg.Secrets, cfg.Logger
 	s.pay.Calendar = cfg.Calendar
+	s.pay.FallbackBase = s.outsideBase
 	key, err := pix.DeriveSigningKey(cfg.Secrets.DeriveKey("pix location signing"))
 	if err != nil {
 		panic(err) // DeriveKey returns 32 bytes: unreachable
@@ -191,4 +196,38 @@ func (s *Server) Ready(ctx context.Context) error {
 }
 
 // ServeHTTP dispatches to the routes.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.BaseURL == "" && s.learned.Load() == nil {
+		s.learnOrigin(r)
+	}
+	s.handler.ServeHTTP(w, r)
+}
+
+// outsideBase is the public base URL links made outside a request use: --base-url, else the
+// listen address learned from the first request, else "" (the stored setting then).
+func (s *Server) outsideBase() string {
+	if s.cfg.BaseURL != "" {
+		return s.cfg.BaseURL
+	}
+	if o := s.learned.Load(); o != nil {
+		return *o
+	}
+	return ""
+}
+
+// learnOrigin records, for a server started without a base URL, https:// and the local address
+// the first request arrived on (the listen address, never the client's Host header), and stores
+// it as the public base URL so hosted invoice links and e-mails made later by jobs are absolute.
+func (s *Server) learnOrigin(r *http.Request) {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la == nil {
+		return
+	}
+	o := "https://" + la.String()
+	if !s.learned.CompareAndSwap(nil, &o) || s.db == nil {
+		return
+	}
+	if err := s.db.Write(r.Context(), func(tx *db.Tx) error { return tx.PutSetting(db.SettingPublicBaseURL, o) }); err != nil {
+		s.log.Error("store the public base URL", slog.String("error", err.Error()))
+	}
+}

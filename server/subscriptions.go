@@ -94,8 +94,13 @@ func (s *Server) renewOneByOne(ctx context.Context, svc *billing.Service, now ti
 // first invoice of a new subscription, a final invoice) is made once the answer is committed, and
 // its outcome reaches the subscription through its invoice (and the webhooks) right after.
 func (s *Server) billingMutate(w http.ResponseWriter, r *http.Request, op func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error)) {
+	s.billingMutateAs(w, r, http.StatusOK, op)
+}
+
+// billingMutateAs is billingMutate answering ok on success (/api/v1: 201 on creation).
+func (s *Server) billingMutateAs(w http.ResponseWriter, r *http.Request, ok int, op func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error)) {
 	svc := s.billingService()
-	s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+	s.mutateAs(w, r, ok, func(tx *db.Tx, a domain.Actor) (any, error) {
 		svc.TakePending() // a rolled-back earlier run reserved nothing
 		return op(svc, tx, a)
 	})

@@ -13,9 +13,13 @@ const base = process.env.TROCO_URL!;
 const key = process.env.TROCO_KEY!;
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  return callAs(key, method, path, body, headers);
+}
+
+async function callAs(token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
   const res = await fetch(base + path, {
     method,
-    headers: { Authorization: "Bearer " + key, ...(body ? { "Content-Type": "application/json" } : {}), ...headers },
+    headers: { Authorization: "Bearer " + token, ...(body ? { "Content-Type": "application/json" } : {}), ...headers },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
@@ -36,7 +40,14 @@ const update: Body<V1["/v1/payment-intents/{id}"], "post"> = { description: "upd
 const refund: Body<V1["/v1/refunds"], "post"> = { payment_intent: "pi_x", amount: 5000 };
 const endpoint: Body<V1["/v1/webhook-endpoints"], "post"> = { url: "https://example.com/hooks", enabled_events: ["*"] };
 const product: Body<API["/api/v1/products"], "post"> = { name: "CI product" };
+const newCard: Body<API["/api/v1/customer-portal/payment-methods"], "post"> = { card: { number: "5555555555554444", exp_month: 12, exp_year: 2034, cvc: "123" } };
+const pause: Body<API["/api/v1/subscriptions/{id}/pause"], "post"> = { behavior: "keep_as_draft" };
 // Bodies the server refuses: the documents refuse them too.
+// @ts-expect-error a new card needs the card
+const noCard: Body<API["/api/v1/customer-portal/payment-methods"], "post"> = {};
+// @ts-expect-error a pause needs its behavior
+const noBehavior: Body<API["/api/v1/subscriptions/{id}/pause"], "post"> = {};
+void noCard, noBehavior;
 // @ts-expect-error amount is required on create
 const noAmount: Body<V1["/v1/payment-intents"], "post"> = { description: "no amount" };
 // @ts-expect-error a refund names a charge or a payment intent
@@ -66,8 +77,36 @@ async function main() {
   expect(r.status === 201 && r.json.amount === 5000, "POST /api/v1/sales/{id}/refund", r.json);
   r = await call("POST", "/api/v1/products", product);
   expect(r.status === 201 && r.json.name === "CI product", "POST /api/v1/products answers 201", r.json);
+  const product_id = r.json.id as string;
   r = await call("GET", "/api/v1/products?page=0");
   expect(r.status === 400 && r.json.error.param === "page", "page=0 is 400 naming page", r.json);
+
+  // A subscription through /api/v1, then the customer's own app on the customer-portal path.
+  r = await call("POST", "/v1/customers", { email: "ci@example.com" });
+  const cus = r.json.id as string;
+  r = await call("POST", "/v1/setup-intents", { customer: cus });
+  r = await call("POST", "/v1/setup-intents/" + r.json.id + "/confirm", { card: { number: "4242424242424242", exp_month: 12, exp_year: 2034, cvc: "123" } });
+  const pm = r.json.payment_method as string;
+  r = await call("POST", "/v1/prices", { product: product_id, unit_amount: 4990, currency: "brl", recurring: { interval: "month" } });
+  expect(r.status === 200, "a monthly price", r.json);
+  const sub: Body<API["/api/v1/subscriptions"], "post"> = { customer: cus, items: [{ price: r.json.id }], default_payment_method: pm };
+  r = await call("POST", "/api/v1/subscriptions", sub);
+  expect(r.status === 201 && r.json.status === "active", "POST /api/v1/subscriptions answers 201", r.json);
+  const subID = r.json.id as string;
+  r = await call("POST", "/api/v1/subscriptions/" + subID + "/pause", pause);
+  expect(r.status === 200 && r.json.status === "paused", "pause it", r.json);
+  r = await call("POST", "/api/v1/subscriptions/" + subID + "/resume");
+  expect(r.status === 200 && r.json.status === "active", "resume it", r.json);
+  r = await call("POST", "/v1/customer-portal-sessions", { customer: cus, return_url: "https://example.com/account" });
+  const cst = r.json.customer_session_token as string;
+  r = await callAs(cst, "GET", "/api/v1/customer-portal/subscriptions");
+  expect(r.status === 200 && r.json.pagination.total === 1 && r.json.data[0].id === subID, "the customer's subscriptions", r.json);
+  r = await callAs(cst, "POST", "/api/v1/customer-portal/payment-methods", newCard);
+  expect(r.status === 201 && r.json.card.last4 === "4444", "the customer replaces the card", r.json);
+  r = await callAs(cst, "POST", "/api/v1/customer-portal/subscriptions/" + subID + "/cancel");
+  expect(r.status === 200 && r.json.cancel_at_period_end === true, "the customer cancels at period end", r.json);
+  r = await callAs(cst, "GET", "/api/v1/products");
+  expect(r.status === 403, "a customer token on a Core path is 403", r.json);
 }
 
 main().catch((e) => {

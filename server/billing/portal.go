@@ -11,6 +11,7 @@ import (
 
 	"troco/db"
 	"troco/server/domain"
+	"troco/server/invoices"
 	"troco/server/payments"
 )
 
@@ -152,4 +153,30 @@ func (svc *Service) ReplaceCard(tx *db.Tx, a domain.Actor, customer string, card
 		}
 	}
 	return svc.Payments.GetPaymentMethod(tx, a.Scope, *si.PaymentMethod)
+}
+
+// CustomerInvoice returns an invoice of the scope that belongs to customer and is not a draft
+// (drafts are the organization's work in progress); any other is not found.
+func CustomerInvoice(tx *db.Tx, s domain.Scope, customer, id string) (*domain.Invoice, error) {
+	inv, err := invoices.Get(tx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Customer != customer || inv.Status == domain.InvoiceDraft {
+		return nil, domain.NotFound("id", "invoice", id)
+	}
+	return inv, nil
+}
+
+// CustomerPaymentMethod returns a payment method of the scope attached to customer; any other is
+// not found.
+func (svc *Service) CustomerPaymentMethod(tx *db.Tx, s domain.Scope, customer, id string) (*domain.PaymentMethod, error) {
+	pm, err := svc.Payments.GetPaymentMethod(tx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	if pm.Customer == nil || *pm.Customer != customer {
+		return nil, domain.NotFound("id", "payment method", id)
+	}
+	return pm, nil
 }

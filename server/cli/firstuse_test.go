@@ -156,3 +156,43 @@ func TestKeyCommandsAreAudited(t *testing.T) {
 		return nil
 	}))
 }
+
+// user remove takes a person out (audited as the operator), keeps the last owner and refuses an
+// unknown id.
+func TestUserRemoveCommand(t *testing.T) {
+	is := is.New(t)
+	path, org := cliDB(t)
+	var out bytes.Buffer
+	env := testCLIEnv(t, &out, "user", "create", "--org", org.ID, "--email", "dona@example.com", "--role", "owner", "--db", path, "--json")
+	is.NoErr(Run(context.Background(), env))
+	var owner, dev struct{ ID string }
+	is.NoErr(json.Unmarshal(out.Bytes(), &owner))
+	out.Reset()
+	env.Args = []string{"user", "create", "--org", org.ID, "--email", "dev@example.com", "--role", "developer", "--db", path, "--json"}
+	is.NoErr(Run(context.Background(), env))
+	is.NoErr(json.Unmarshal(out.Bytes(), &dev))
+
+	env.Args = []string{"user", "remove", owner.ID, "--db", path}
+	err := Run(context.Background(), env)
+	is.True(err != nil && strings.Contains(err.Error(), "at least one owner")) // the last owner stays
+	out.Reset()
+	env.Args = []string{"user", "remove", dev.ID, "--by", "ops:rita", "--db", path}
+	is.NoErr(Run(context.Background(), env))
+	is.True(strings.Contains(out.String(), "dev@example.com"))
+	env.Args = []string{"user", "remove", dev.ID, "--db", path}
+	err = Run(context.Background(), env)
+	is.True(err != nil && strings.Contains(err.Error(), "No such user"))
+
+	schema, _ := os.ReadFile(filepath.Join("..", "..", "schema.sql"))
+	store, err := db.Open(context.Background(), path, db.Options{Schema: string(schema), Clock: clock.Real{}})
+	is.NoErr(err)
+	defer store.Close()
+	is.NoErr(store.Read(context.Background(), func(tx *db.Tx) error {
+		users, err := tx.ListUsers(org.ID)
+		is.Equal(len(users), 1)
+		list, _, _ := tx.ListAudit(org.ID, db.ListParams{Limit: 10})
+		is.Equal(list[0].Action, "user.removed")
+		is.Equal(list[0].UserEmail, "ops:rita")
+		return err
+	}))
+}

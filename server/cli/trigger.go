@@ -265,6 +265,14 @@ var paymentTriggers = map[string]triggerFunc{
 		_, err = k.pay.CaptureIntent(tx, a, pi.ID, payments.CaptureParams{})
 		return err
 	},
+	"charge.expired": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		pi, err := k.payCard(tx, a, "4242424242424242", "manual")
+		if err != nil {
+			return err
+		}
+		_, err = k.pay.ExpireAuthorizationNow(tx, a, pi.ID)
+		return err
+	},
 	"charge.refunded": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
 		pi, err := k.payCard(tx, a, "4242424242424242", "")
 		if err != nil {

@@ -122,3 +122,41 @@ func userSigninLink(ctx context.Context, env Env, args []string) error {
 	}
 	return printUser(env, *asJSON, u, link, base)
 }
+
+// userRemove takes a person out of their organization (their sessions end at once); the last
+// owner of an organization stays. The audit trail names the operator (cli:$USER or --by).
+func userRemove(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "user remove")
+	dbPath := fs.str("db", defaultDB, "SQLite file")
+	by := fs.String("by", "", "who removes the person (default: $USER)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: troco user remove user_…")
+	}
+	who := *by
+	if who == "" {
+		who = cliOperator(env)
+	}
+	d, err := openAdmin(ctx, env, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var u *domain.User
+	err = d.Write(ctx, func(tx *db.Tx) error {
+		u, err = core.RemoveUserCommandLine(tx, who, pos[0])
+		return err
+	})
+	if err != nil {
+		return explainJSON(env.Stdout, *asJSON, err)
+	}
+	if *asJSON {
+		return printJSON(env.Stdout, map[string]any{"id": u.ID, "object": "user", "email": u.Email, "organization": u.Organization, "deleted": true})
+	}
+	fmt.Fprintf(env.Stdout, "user %s (%s) removed from %s; their sessions are ended\n", u.ID, u.Email, u.Organization)
+	return nil
+}

@@ -72,6 +72,9 @@ type APIKeyInput struct {
 	Token string
 }
 
+// MaxAPIKeyName bounds an API key's name (characters).
+const MaxAPIKeyName = 200
+
 // CreateAPIKey creates a key and returns it with its clear token (shown once). Platform keys
 // require the platform to be active with split rules configured (SPEC 5.7).
 func CreateAPIKey(tx *db.Tx, in APIKeyInput) (*domain.APIKey, error) {
@@ -94,6 +97,9 @@ func CreateAPIKey(tx *db.Tx, in APIKeyInput) (*domain.APIKey, error) {
 	}
 	if k.Name == "" {
 		k.Name = "API key"
+	}
+	if len([]rune(k.Name)) > MaxAPIKeyName {
+		return nil, domain.Invalid("name", "name must be at most %d characters.", MaxAPIKeyName)
 	}
 	if !in.ExpiresAt.IsZero() {
 		if !in.ExpiresAt.After(tx.Now) {

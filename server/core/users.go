@@ -6,8 +6,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/mail"
+	"net/netip"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -192,26 +195,30 @@ func SigninCandidates(tx *db.Tx, email string) ([]*domain.User, bool, error) {
 	return users, false, nil
 }
 
-// MatchPassword returns the first user whose password matches, or nil (argon2id, constant time;
-// with no user it still spends a hash's time, so timing does not reveal which e-mails exist).
-func MatchPassword(users []*domain.User, password string) *domain.User {
+// MatchPassword returns the users whose password matches, oldest first (argon2id, constant
+// time; with no user it still spends a hash's time, so timing does not reveal which e-mails
+// exist). A person with accounts in several organizations under one e-mail and one password
+// matches them all: the first is signed in, the others are offered by the organization switcher.
+func MatchPassword(users []*domain.User, password string) []*domain.User {
+	var out []*domain.User
 	for _, u := range users {
 		if u.PasswordHash != "" && CheckPassword(u.PasswordHash, password) {
-			return u
+			out = append(out, u)
 		}
 	}
 	if len(users) == 0 {
 		CheckPassword(dummyHash, password)
 	}
-	return nil
+	return out
 }
 
 // RecordSignin records a sign-in attempt: a match on an account that is not locked (checked
-// again here) clears the failures and returns the user; anything else counts a failure for every
-// candidate (10 failures lock the account for 15 minutes) and returns ErrSigninFailed.
-func RecordSignin(tx *db.Tx, users []*domain.User, matched *domain.User) (*domain.User, error) {
-	if matched != nil {
-		u, err := tx.FindUserByID(matched.ID)
+// again here) clears the failures and returns the user (the first of matched); anything else
+// counts a failure for every candidate (10 failures lock the account for 15 minutes) and returns
+// ErrSigninFailed.
+func RecordSignin(tx *db.Tx, users []*domain.User, matched []*domain.User) (*domain.User, error) {
+	if len(matched) > 0 {
+		u, err := tx.FindUserByID(matched[0].ID)
 		if err != nil {
 			return nil, err
 		}
@@ -263,4 +270,114 @@ func BootstrapOwner(tx *db.Tx, orgID string) (*domain.User, *SigninLink, error) 
 	}
 	link, err := IssueSigninLink(tx, u.ID)
 	return u, link, err
+}
+
+// Per-address sign-in limits: failed sign-ins (wrong password, unknown e-mail, locked account,
+// wrong second-factor code) are counted per client address as well as per account, in the
+// database, so every replica enforces the same count. MaxSigninFailuresPerIP failures within
+// SigninIPWindow refuse every sign-in from that address for SigninIPBlock.
+const (
+	MaxSigninFailuresPerIP = 30
+	SigninIPWindow         = 15 * time.Minute
+	SigninIPBlock          = 15 * time.Minute
+)
+
+// SigninAddress is the key failed sign-ins are counted under for a remote address ("host:port"):
+// the IPv4 address, or the /64 network of an IPv6 address (one host usually holds a whole /64).
+func SigninAddress(remoteAddr string) string {
+	host := remoteAddr
+	if h, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		host = h
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64)
+	return p.String()
+}
+
+// SigninAddressBlocked reports whether sign-ins from addr are refused now, and until when.
+func SigninAddressBlocked(tx *db.Tx, addr string) (bool, time.Time, error) {
+	st, err := tx.FindSigninIP(addr)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	until := time.Unix(st.BlockedUntil, 0).UTC()
+	return st.BlockedUntil > tx.Now.Unix(), until, nil
+}
+
+// RecordSigninAddressFailure counts a failed sign-in from addr and reports whether the address
+// is now blocked.
+func RecordSigninAddressFailure(tx *db.Tx, addr string) (bool, error) {
+	st, err := tx.RecordSigninIPFailure(addr, MaxSigninFailuresPerIP, int64(SigninIPWindow/time.Second), int64(SigninIPBlock/time.Second))
+	if err != nil {
+		return false, err
+	}
+	return st.BlockedUntil > tx.Now.Unix(), nil
+}
+
+// RemoveUser takes person id out of by's organization: owners and admins may remove people,
+// only an owner removes an owner, and the last owner stays. Their sessions end at once (the
+// next request of their browser is signed out) and the removal is in the audit trail.
+func RemoveUser(tx *db.Tx, by *domain.User, id string) (*domain.User, error) {
+	u, err := tx.FindUserByID(id)
+	if err != nil || u.Organization != by.Organization {
+		return nil, notFound(db.ErrNotFound, "user", "user", id)
+	}
+	if domain.RoleRank(by.Role) < domain.RoleRank(domain.RoleAdmin) {
+		return nil, domain.Forbidden("Your role does not allow this.")
+	}
+	if u.Role == domain.RoleOwner && by.Role != domain.RoleOwner {
+		return nil, domain.Conflict(domain.CodePermissionDenied, "Only an owner can remove an owner.")
+	}
+	if err := removeUser(tx, u); err != nil {
+		return nil, err
+	}
+	return u, Audit(tx, by, "user.removed", u.ID, u.Email+" ("+u.Role+")")
+}
+
+// RemoveUserCommandLine is RemoveUser for the administration command (`troco user remove`): the
+// operator who (cli:$USER) stands for the person, and the last owner still stays.
+func RemoveUserCommandLine(tx *db.Tx, who, id string) (*domain.User, error) {
+	u, err := tx.FindUserByID(id)
+	if err != nil {
+		return nil, notFound(err, "id", "user", id)
+	}
+	if err := removeUser(tx, u); err != nil {
+		return nil, err
+	}
+	return u, AuditCommandLine(tx, u.Organization, who, "user.removed", u.ID, u.Email+" ("+u.Role+")")
+}
+
+// removeUser deletes u (sessions and sign-in links with it), keeping the organization's last owner.
+func removeUser(tx *db.Tx, u *domain.User) error {
+	if u.Role == domain.RoleOwner {
+		n, err := tx.CountOwners(u.Organization)
+		if err != nil {
+			return err
+		}
+		if n <= 1 {
+			return domain.Conflict(domain.CodeResourceStateConflict, "An organization keeps at least one owner; make another person owner first.")
+		}
+	}
+	return tx.DeleteUser(u.ID)
+}
+
+// SwitchTarget checks that the person signed in as current may move to their account targetID
+// in another organization: it must be one the session's password opened (also), still exist with
+// the same e-mail, and not be locked.
+func SwitchTarget(tx *db.Tx, current *domain.User, also []string, targetID string) (*domain.User, error) {
+	t, err := tx.FindUserByID(targetID)
+	if err != nil || !slices.Contains(also, targetID) || t.Email != current.Email {
+		return nil, domain.Invalid("user", "This sign-in does not open that organization; sign in with its e-mail and password.")
+	}
+	if !t.LockedUntil.IsZero() && tx.Now.Before(t.LockedUntil.Time) {
+		return nil, domain.Conflict(domain.CodeResourceStateConflict, "The account in organization %s is locked for 15 minutes after 10 failed attempts.", t.Organization)
+	}
+	return t, nil
 }

@@ -121,7 +121,7 @@ func EmailForEvent(typ string, obj any, changed map[string]any) (EmailTrigger, b
 			}
 		}
 	case *Refund:
-		if typ == "refund.created" {
+		if typ == "refund.created" && !o.Release {
 			return EmailTrigger{EmailRefund, o.ID}, true
 		}
 	case *Invoice:

@@ -74,6 +74,10 @@ type Error struct {
 	// must be made outside the transaction (payments.Service.Execute) before the operation runs
 	// again and applies its answer.
 	Pending any `json:"-"`
+	// Format and Args are the message before formatting (Invalid, Missing, NotFound, Conflict):
+	// an interface that speaks another language translates Format and applies Args again.
+	Format string `json:"-"`
+	Args   []any  `json:"-"`
 }
 
 func (e *Error) Error() string {
@@ -92,22 +96,27 @@ func AsError(err error) (*Error, bool) {
 
 // Invalid is a 400 invalid_request naming param.
 func Invalid(param, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: CodeInvalidRequest, Param: param, Message: fmt.Sprintf(format, args...)}
+	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: CodeInvalidRequest, Param: param, Message: fmt.Sprintf(format, args...), Format: format, Args: args}
 }
 
 // Missing is a 400 parameter_missing naming param.
 func Missing(param string) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: CodeParameterMissing, Param: param, Message: "Missing required param: " + param + "."}
+	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: CodeParameterMissing, Param: param, Message: "Missing required param: " + param + ".",
+		Format: "Missing required param: %s.", Args: []any{param}}
 }
+
+// NotFoundFormat is the message of NotFound.
+const NotFoundFormat = "No such %s: '%s'"
 
 // NotFound is a 404 resource_missing; param is "id" when the id came from the path.
 func NotFound(param, kind, id string) *Error {
-	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: CodeResourceMissing, Param: param, Message: fmt.Sprintf("No such %s: '%s'", kind, id)}
+	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: CodeResourceMissing, Param: param, Message: fmt.Sprintf(NotFoundFormat, kind, id),
+		Format: NotFoundFormat, Args: []any{kind, id}}
 }
 
 // Conflict is a 409 with the given code.
 func Conflict(code, format string, args ...any) *Error {
-	return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: code, Message: fmt.Sprintf(format, args...), Format: format, Args: args}
 }
 
 // Unauthenticated is a 401 authentication_failed.

@@ -50,7 +50,8 @@ var EventTypes = []EventType{
 	{"charge.succeeded", "A charge succeeded."},
 	{"charge.failed", "A charge failed; payment_error is filled."},
 	{"charge.captured", "An authorized charge was captured."},
-	{"charge.refunded", "A charge was refunded, fully or partly."},
+	{"charge.refunded", "A charge was refunded, fully or partly (also when an uncaptured authorization is released)."},
+	{"charge.expired", "An uncaptured authorization expired seven days after it was made; its payment intent was canceled."},
 	{"charge.updated", "A charge's fields changed."},
 
 	{"charge.dispute.created", "A dispute was opened on a charge (in test mode, a dispute test card a minute after the payment)."},

@@ -229,6 +229,11 @@ type PixDetails struct {
 	Code      string `json:"code"`
 	TxID      string `json:"txid"`
 	ExpiresAt Time   `json:"expires_at"`
+	// FineAmount and InterestAmount are the multa and juros paid on top of the charge's amount
+	// when the PIX of an invoice was paid after the invoice's due date (amount_captured
+	// includes them); 0 otherwise.
+	FineAmount     int64 `json:"fine_amount"`
+	InterestAmount int64 `json:"interest_amount"`
 }
 
 // BoletoDetails is payment_method_details.boleto.
@@ -241,6 +246,11 @@ type BoletoDetails struct {
 	PixTxID string `json:"pix_txid"`
 	// PaidWith says how a paid boleto was paid: boleto (barcode) or pix; null until then.
 	PaidWith *string `json:"paid_with"`
+	// FineAmount and InterestAmount are the multa and juros paid on top of the charge's amount
+	// when the boleto of an invoice was paid after its due date (amount_captured includes
+	// them); 0 otherwise.
+	FineAmount     int64 `json:"fine_amount"`
+	InterestAmount int64 `json:"interest_amount"`
 }
 
 // How a boleto híbrido was paid (payment_method_details.boleto.paid_with).
@@ -263,6 +273,9 @@ type Refund struct {
 	Reason        *string  `json:"reason"`
 	Status        string   `json:"status"`
 	UpdatedAt     Time     `json:"updated_at"`
+	// Release marks, while the refund is being emitted, the refund that records the release of
+	// an uncaptured authorization (no money moved: no refund e-mail). Not stored.
+	Release bool `json:"-"`
 }
 
 // PaymentMethod is an instrument: a card (which can be saved on a customer), or the PIX or

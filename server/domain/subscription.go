@@ -242,3 +242,42 @@ const (
 	EventSubscriptionResumed      = "customer.subscription.resumed"
 	EventInvoiceUpcoming          = "invoice.upcoming"
 )
+
+// MRRStatuses are the statuses whose subscriptions count in monthly recurring revenue: the ones
+// being billed (past_due still is, until dunning ends it). Trials, paused, unpaid, incomplete and
+// ended subscriptions count zero.
+var MRRStatuses = []string{SubscriptionActive, SubscriptionPastDue}
+
+// MonthlyAmount is the subscription's recurring amount normalized to one month, in centavos, at
+// its items' list prices (before coupons): for each item unit_amount × quantity, divided by
+// interval_count and scaled by the months in its interval (month 1, year 12, week 12/52, day
+// 12/365, that is × 52/12 and × 365/12 per month), rounded half up to the centavo per item.
+func (s *Subscription) MonthlyAmount() int64 {
+	var total int64
+	for _, it := range s.Items {
+		total += MonthlyItemAmount(it.Price.UnitAmount*it.Quantity, it.Price.Recurring)
+	}
+	return total
+}
+
+// MonthlyItemAmount normalizes amount, billed every recurring interval, to one month.
+func MonthlyItemAmount(amount int64, r *Recurring) int64 {
+	if r == nil {
+		return 0
+	}
+	count := int64(max(r.IntervalCount, 1))
+	var num, den int64
+	switch r.Interval {
+	case "day":
+		num, den = 365, 12*count
+	case "week":
+		num, den = 52, 12*count
+	case "month":
+		num, den = 1, count
+	case "year":
+		num, den = 1, 12*count
+	default:
+		return 0
+	}
+	return (amount*num*2 + den) / (2 * den)
+}

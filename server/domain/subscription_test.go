@@ -93,3 +93,29 @@ func TestLateCharges(t *testing.T) {
 	is.Equal(Prorate(3000, 15*24*time.Hour, 30*24*time.Hour), int64(1500))
 	is.Equal(Prorate(-1001, time.Hour, 2*time.Hour), int64(-501))
 }
+
+func TestMonthlyItemAmount(t *testing.T) {
+	for _, c := range []struct {
+		amount   int64
+		interval string
+		count    int
+		want     int64
+	}{
+		{4990, "month", 1, 4990},
+		{9000, "month", 3, 3000},
+		{120000, "year", 1, 10000},
+		{100, "year", 1, 8},     // 8.33 → 8
+		{1000, "week", 1, 4333}, // 4333.33
+		{1000, "week", 2, 2167}, // 2166.67
+		{100, "day", 1, 3042},   // 3041.67
+		{3, "month", 2, 2},      // 1.5 rounds half up
+		{4990, "fortnight", 1, 0},
+	} {
+		if got := MonthlyItemAmount(c.amount, &Recurring{Interval: c.interval, IntervalCount: c.count}); got != c.want {
+			t.Errorf("%d every %d %s: %d, want %d", c.amount, c.count, c.interval, got, c.want)
+		}
+	}
+	if MonthlyItemAmount(4990, nil) != 0 {
+		t.Error("a one-time price has no monthly amount")
+	}
+}

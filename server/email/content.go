@@ -79,6 +79,23 @@ type Content struct {
 	Sandbox   bool
 }
 
+// Absolutize makes every link of the message absolute: a path (a receipt, a hosted invoice, a
+// QR image made while no public base URL was known) gets base (https://host[:port]) in front.
+// A customer's mail client has no page to resolve a relative link against.
+func (c *Content) Absolutize(base string) {
+	base = strings.TrimRight(base, "/")
+	abs := func(u string) string {
+		if base == "" || !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
+			return u
+		}
+		return base + u
+	}
+	c.QRImage = abs(c.QRImage)
+	for i := range c.Actions {
+		c.Actions[i].URL = abs(c.Actions[i].URL)
+	}
+}
+
 // text is the one table of the messages' texts: key → Portuguese, English.
 var text = map[string][2]string{
 	"greeting":              {"Olá, %s.", "Hello %s,"},

@@ -49,6 +49,9 @@ type Options struct {
 	Batch int
 	// Workers bounds the SMTP sends in flight (default 4).
 	Workers int
+	// BaseURL returns the public base URL (https://host[:port]) that makes every link of a
+	// message absolute; nil or "" falls back to the stored public base URL setting.
+	BaseURL func() string
 }
 
 // Retries is the wait before each retry of a message the SMTP server did not accept: about
@@ -310,7 +313,7 @@ type prepared struct {
 func (m *Mailer) prepare(ctx context.Context, c *db.EmailClaim) (prepared, error) {
 	var p prepared
 	var in Input
-	var to string
+	var to, base string
 	err := m.o.DB.Read(ctx, func(tx *db.Tx) error {
 		org, err := tx.FindOrganizationByID(c.Scope.OrgID)
 		if err != nil {
@@ -389,6 +392,14 @@ func (m *Mailer) prepare(ctx context.Context, c *db.EmailClaim) (prepared, error
 			in.CustomerName = deref(in.Charge.BillingDetails.Name)
 		}
 		in.Lang, in.Zone = Locale(locales), Zone(tz)
+		if m.o.BaseURL != nil {
+			base = m.o.BaseURL()
+		}
+		if base == "" {
+			if base, _, err = tx.GetSetting(db.SettingPublicBaseURL); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil || p.skip != "" {
@@ -411,6 +422,7 @@ func (m *Mailer) prepare(ctx context.Context, c *db.EmailClaim) (prepared, error
 	if err != nil {
 		return p, err
 	}
+	content.Absolutize(base)
 	text, html, err := Render(content)
 	if err != nil {
 		return p, fmt.Errorf("email: render %s: %w", c.Email.Kind, err)

@@ -68,6 +68,12 @@ type PayParams struct {
 	PaymentMethod *string `json:"payment_method"`
 	// PaidOutOfBand records a payment made outside troco (a bank transfer): no charge.
 	PaidOutOfBand *bool `json:"paid_out_of_band"`
+	// PaymentMethodType chooses how the customer pays: credit_card (the default: a saved card)
+	// or pix / boleto, which issue a BR Code or a boleto for the amount due now (the payment
+	// intent's next_action) and pay the invoice when the payer pays it.
+	PaymentMethodType *string `json:"payment_method_type"`
+	// Origin is the https://host public URLs use when the server has no base URL.
+	Origin string `json:"-"`
 	// OnDecline, when set, is called with the invoice of a declined attempt (attempt_count
 	// already counts it) before invoice.payment_failed is emitted: recurring billing sets the
 	// next retry there, so the event (and the customer's e-mail) shows next_payment_attempt.
@@ -94,6 +100,9 @@ func (svc *Service) Pay(tx *db.Tx, a domain.Actor, id string, p PayParams) (*dom
 	case domain.InvoiceOpen, domain.InvoiceUncollectible:
 	default:
 		return nil, stateConflict(inv, "paid")
+	}
+	if p.PaymentMethodType != nil && *p.PaymentMethodType != domain.MethodCreditCard {
+		return svc.payAsync(tx, a, inv, p, outOfBand)
 	}
 	// Everything that can be refused is checked before a draft is finalized.
 	var pm *domain.PaymentMethod
@@ -197,6 +206,35 @@ func (svc *Service) Pay(tx *db.Tx, a domain.Actor, id string, p PayParams) (*dom
 	return inv, core.Emit(tx, a, EventUpdated, inv, &before)
 }
 
+// payAsync pays an invoice by PIX or boleto (payment_method_type): a draft is finalized, then a
+// payment intent for the amount due now is confirmed with the customer's data, exactly as the
+// hosted invoice page does; the invoice stays open (invoice.updated) with the intent, whose
+// next_action carries the BR Code or the boleto, until the payer pays (invoice.paid). A PIX or
+// boleto already waiting for the same amount is returned as it is.
+func (svc *Service) payAsync(tx *db.Tx, a domain.Actor, inv *domain.Invoice, p PayParams, outOfBand bool) (*domain.Invoice, error) {
+	method := *p.PaymentMethodType
+	switch {
+	case method != domain.MethodPix && method != domain.MethodBoleto:
+		return nil, domain.Invalid("payment_method_type", "payment_method_type must be credit_card, pix or boleto.")
+	case outOfBand:
+		return nil, domain.Invalid("paid_out_of_band", "paid_out_of_band records a payment made outside troco; it cannot be combined with payment_method_type %s.", method)
+	case p.PaymentMethod != nil:
+		return nil, domain.Invalid("payment_method", "payment_method is a saved card; it cannot be combined with payment_method_type %s.", method)
+	}
+	if inv.Status == domain.InvoiceDraft {
+		if err := finalize(tx, a, inv); err != nil {
+			return nil, err
+		}
+		if inv.Status == domain.InvoicePaid {
+			return inv, nil // nothing to pay
+		}
+	}
+	if inv.AmountRemaining <= 0 {
+		return inv, markPaid(tx, a, inv, nil)
+	}
+	return svc.PayHosted(tx, a, inv.ID, HostedPayParams{Method: method, Origin: p.Origin})
+}
+
 // reusableIntent returns the invoice's payment intent when the next attempt can use it (an
 // earlier attempt was declined), nil when a new one is needed, and a 409 while a payment is in
 // progress.
@@ -275,6 +313,21 @@ func paymentMethodFor(tx *db.Tx, s domain.Scope, inv *domain.Invoice, id *string
 // invoice.paid; a past_due subscription without other arrears becomes active again.
 func markPaid(tx *db.Tx, a domain.Actor, inv *domain.Invoice, pi *domain.PaymentIntent) error {
 	before := *inv
+	if pi != nil && pi.AmountReceived > pi.Amount && pi.LatestCharge != nil {
+		// A PIX or boleto paid after the due date with its fine and interest: the invoice
+		// records what was paid on top of the amount the payment asked for.
+		ch, err := tx.FindChargeByID(a.Scope, *pi.LatestCharge)
+		if err != nil {
+			return err
+		}
+		// Only a payment issued before the due date carries them (it asked for the bare total),
+		// so they are the invoice's whole fine and interest.
+		fine, interest := lateFeesPaid(ch)
+		if fine+interest == pi.AmountReceived-pi.Amount {
+			inv.FineAmount, inv.InterestAmount = fine, interest
+			inv.SetTotals()
+		}
+	}
 	inv.Status = domain.InvoicePaid
 	inv.AmountPaid = inv.AmountDue
 	inv.AmountRemaining = 0
@@ -293,6 +346,18 @@ func markPaid(tx *db.Tx, a domain.Actor, inv *domain.Invoice, pi *domain.Payment
 		return err
 	}
 	return leaveArrears(tx, a, inv)
+}
+
+// lateFeesPaid returns the fine and interest a settled PIX or boleto charge collected on top of
+// its amount.
+func lateFeesPaid(ch *domain.Charge) (fine, interest int64) {
+	switch d := ch.PaymentMethodDetails; {
+	case d.Pix != nil:
+		return d.Pix.FineAmount, d.Pix.InterestAmount
+	case d.Boleto != nil:
+		return d.Boleto.FineAmount, d.Boleto.InterestAmount
+	}
+	return 0, 0
 }
 
 // Void voids an open or uncollectible invoice (nothing more is owed): a payment intent that can

@@ -18,7 +18,7 @@ import (
 
 // PublicBaseSetting is the setting that holds the public base URL of the hosted invoice pages
 // (serve's --base-url). Without it the URLs are paths on the server that answered.
-const PublicBaseSetting = "public_base_url"
+const PublicBaseSetting = db.SettingPublicBaseURL
 
 // setHostedURLs gives a finalized invoice its hosted page and PDF addresses, which carry a
 // random secret: whoever has the URL (the customer it was sent to) can see and pay the invoice.

@@ -36,7 +36,14 @@ const MaxBoletoDays = 365
 const (
 	ActionSucceed = "succeed"
 	ActionExpire  = "expire"
+	// ActionExpireAuthorization cancels an uncaptured card authorization AuthorizationWindow
+	// after it was made (test mode).
+	ActionExpireAuthorization = "expire_authorization"
 )
+
+// AuthorizationWindow is how long an uncaptured card authorization can be captured (Stripe's
+// seven days for online card payments); then the payment intent is canceled automatically.
+const AuthorizationWindow = 7 * 24 * time.Hour
 
 // dueDate resolves boleto_due_date: default 3 days after confirmation (SPEC 4.7), moved to the
 // next business day when that is a weekend or holiday; otherwise a civil YYYY-MM-DD from today up
@@ -437,6 +444,13 @@ func (s *Service) simulateAttempt(tx *db.Tx, a domain.Actor, pi *domain.PaymentI
 // resolve applies a settlement or expiry to the waiting intent pi and its charge chargeID;
 // paidWith says how a boleto híbrido was paid ("" is its barcode).
 func (s *Service) resolve(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, chargeID string, succeed bool, paidWith string) error {
+	return s.resolvePaid(tx, a, pi, chargeID, succeed, paidWith, -1)
+}
+
+// resolvePaid is resolve with the amount the payer paid as the processor reported it (a live
+// PIX charge with a due date paid late carries the PSP's multa and juros); paid < 0 means the
+// sandbox: the late fees of the charge's invoice are computed for now.
+func (s *Service) resolvePaid(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, chargeID string, succeed bool, paidWith string, paid int64) error {
 	ch, err := tx.FindChargeByID(a.Scope, chargeID)
 	if err != nil {
 		return err
@@ -446,8 +460,29 @@ func (s *Service) resolve(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, c
 		b := *ch.PaymentMethodDetails.Boleto // chBefore keeps its own copy
 		ch.PaymentMethodDetails.Boleto = &b
 	}
+	if ch.PaymentMethodDetails.Pix != nil {
+		p := *ch.PaymentMethodDetails.Pix
+		ch.PaymentMethodDetails.Pix = &p
+	}
 	if succeed {
 		settle(pi, ch, paidWith)
+		if pi.Status == domain.PIStatusRequiresCapture {
+			if err := scheduleAuthorizationExpiry(tx, a, pi, ch); err != nil {
+				return err
+			}
+		}
+		if ch.Captured {
+			fine, interest, err := s.lateFees(tx, a.Scope, pi, ch)
+			if err != nil {
+				return err
+			}
+			if paid >= 0 { // the processor's figure wins; the fine is the part of it the rate gives
+				late := max(paid-ch.Amount, 0)
+				fine = min(fine, late)
+				interest = late - fine
+			}
+			applyLateFees(pi, ch, fine, interest)
+		}
 	} else {
 		expire(pi, ch, ch.PaymentMethodDetails.Type)
 	}
@@ -516,6 +551,9 @@ func (s *Service) applyTransition(tx *db.Tx, t db.ScheduledTransition) error {
 	if err != nil {
 		return err
 	}
+	if t.Action == ActionExpireAuthorization {
+		return s.expireAuthorization(tx, domain.Actor{Scope: t.Scope}, pi, t.Charge)
+	}
 	if !pi.Waiting() || pi.LatestCharge == nil || *pi.LatestCharge != t.Charge {
 		return nil
 	}
@@ -583,4 +621,105 @@ func (s *Service) regenerateBoleto(tx *db.Tx, a domain.Actor, id string, p Regen
 		return nil, err
 	}
 	return pi, emit(tx, a, "payment_intent.updated", pi, &before)
+}
+
+// lateFees returns the fine and interest owed, at tx.Now, on top of the waiting PIX or boleto
+// charge ch of an invoice with late fees (fine_rate, interest_rate) paid after the invoice's due
+// instant: computed on the charge's amount exactly as the invoice's amount_due counts them. A
+// charge issued after the due instant already carries what was owed then (nothing more is
+// added); a boleto counts from its own due date when that is later (a due date on a weekend or
+// holiday is payable without charges until the end of the next business day).
+func (s *Service) lateFees(tx *db.Tx, sc domain.Scope, pi *domain.PaymentIntent, ch *domain.Charge) (fine, interest int64, err error) {
+	method := ch.PaymentMethodDetails.Type
+	if method != domain.MethodPix && method != domain.MethodBoleto {
+		return 0, 0, nil
+	}
+	inv, err := tx.FindInvoiceByPaymentIntent(sc, pi.ID)
+	if errors.Is(err, db.ErrNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if inv.DueDate.IsZero() || (inv.FineRate == 0 && inv.InterestRate == 0) || !ch.CreatedAt.Before(inv.DueDate.Time) {
+		return 0, 0, nil
+	}
+	due := inv.DueDate.Time
+	if b := ch.PaymentMethodDetails.Boleto; b != nil {
+		if d, err := boleto.ParseDate(b.DueDate); err == nil {
+			if from := s.Calendar.ChargesFrom(d.Time()); from.After(due) {
+				due = from
+			}
+		}
+	}
+	fine, interest = domain.LateCharges(ch.Amount, inv.FineRate, inv.InterestRate, due, tx.Now)
+	return fine, interest, nil
+}
+
+// applyLateFees adds the fine and interest paid to a settled charge (in memory): amount_captured
+// and the intent's amount_received include them, and the method's details show them.
+func applyLateFees(pi *domain.PaymentIntent, ch *domain.Charge, fine, interest int64) {
+	if fine+interest <= 0 {
+		return
+	}
+	ch.AmountCaptured = ch.Amount + fine + interest
+	pi.AmountReceived = ch.AmountCaptured
+	switch d := ch.PaymentMethodDetails; {
+	case d.Pix != nil:
+		d.Pix.FineAmount, d.Pix.InterestAmount = fine, interest
+	case d.Boleto != nil:
+		d.Boleto.FineAmount, d.Boleto.InterestAmount = fine, interest
+	}
+}
+
+// scheduleAuthorizationExpiry schedules the automatic cancellation of an uncaptured card
+// authorization (test mode; a live acquirer lets its authorization lapse on its own terms).
+func scheduleAuthorizationExpiry(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, ch *domain.Charge) error {
+	if a.Livemode {
+		return nil
+	}
+	return tx.ScheduleTransition(db.ScheduledTransition{Scope: a.Scope, PaymentIntent: pi.ID, Charge: ch.ID, Action: ActionExpireAuthorization,
+		DueAt: tx.Now.Add(AuthorizationWindow).Unix()})
+}
+
+// expireAuthorization cancels an intent still waiting for the capture of its authorization
+// chargeID, as Stripe does seven days after the authorization: the intent is canceled with
+// cancellation_reason automatic, the authorization released (the charge refunded, see
+// releaseAuthorization), and charge.expired emitted; the owner's hook runs as on a cancel.
+func (s *Service) expireAuthorization(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, chargeID string) error {
+	if pi.Status != domain.PIStatusRequiresCapture || pi.LatestCharge == nil || *pi.LatestCharge != chargeID {
+		return nil
+	}
+	reason := "automatic"
+	canceled, err := s.cancel(tx, a, pi.ID, CancelParams{CancellationReason: &reason})
+	if err != nil {
+		return err
+	}
+	ch, err := tx.FindChargeByID(a.Scope, chargeID)
+	if err != nil {
+		return err
+	}
+	if err := emit(tx, a, "charge.expired", ch, nil); err != nil {
+		return err
+	}
+	return s.afterSettle(tx, a, canceled)
+}
+
+// ExpireAuthorizationNow applies, in test mode, the automatic expiry an uncaptured authorization
+// gets after AuthorizationWindow (troco trigger charge.expired uses it so no one waits a week).
+func (s *Service) ExpireAuthorizationNow(tx *db.Tx, a domain.Actor, id string) (*domain.PaymentIntent, error) {
+	if a.Livemode {
+		return nil, domain.TestmodeRequired()
+	}
+	pi, err := s.GetIntent(tx, a.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if pi.Status != domain.PIStatusRequiresCapture || pi.LatestCharge == nil {
+		return nil, stateError("payment intent", pi.ID, pi.Status, "expire the authorization of")
+	}
+	if err := s.expireAuthorization(tx, a, pi, *pi.LatestCharge); err != nil {
+		return nil, err
+	}
+	return s.GetIntent(tx, a.Scope, id)
 }

@@ -563,6 +563,11 @@ func (s *Service) finishCard(tx *db.Tx, a domain.Actor, org *domain.Organization
 			return nil, err
 		}
 	}
+	if pi.Status == domain.PIStatusRequiresCapture {
+		if err := scheduleAuthorizationExpiry(tx, a, pi, ch); err != nil {
+			return nil, err
+		}
+	}
 	if res.Dispute != nil && ch.Status == domain.ChargeStatusSucceeded {
 		if err := scheduleDispute(tx, a.Scope, ch.ID, *res.Dispute, ch.Captured); err != nil {
 			return nil, err

@@ -268,9 +268,12 @@ func (s *Service) ListDisputes(tx *db.Tx, sc domain.Scope, f db.DisputeFilter, p
 	return tx.ListDisputes(sc, f, p)
 }
 
-// checkRefundable refuses a refund of a charge with a chargeback (Stripe's charge_disputed): the
-// money already went back to the buyer through the dispute. An open inquiry may be refunded,
-// which closes it.
+// checkRefundable decides whether a disputed charge may be refunded (Stripe's rules): while a
+// chargeback is open (needs_response, under_review) the money is already withdrawn and a refund
+// is refused (charge_disputed); once it is won the funds are reinstated and what remains of the
+// charge can be refunded as usual; once it is lost the buyer got the money back through the
+// card network, so a refund is refused for good. An open inquiry may be refunded, which closes
+// it (the dispute is returned so the caller closes it); a closed inquiry is no obstacle.
 func (s *Service) checkRefundable(tx *db.Tx, a domain.Actor, ch *domain.Charge) (*domain.Dispute, error) {
 	if !ch.Disputed {
 		return nil, nil
@@ -282,14 +285,18 @@ func (s *Service) checkRefundable(tx *db.Tx, a domain.Actor, ch *domain.Charge) 
 	if err != nil {
 		return nil, err
 	}
-	if d.Status == domain.DisputeWarningClosed {
+	refused := func(msg string) error {
+		return &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeChargeDisputed, Param: "charge", Message: msg}
+	}
+	switch {
+	case d.Status == domain.DisputeWarningClosed || d.Status == domain.DisputeWon:
 		return nil, nil
+	case d.Status == domain.DisputeLost:
+		return nil, refused("Charge " + ch.ID + " cannot be refunded: its dispute " + d.ID + " was lost, so the buyer already got the disputed amount back through the card network.")
+	case d.IsChargeRefundable:
+		return d, nil
 	}
-	if !d.IsChargeRefundable {
-		return nil, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeChargeDisputed, Param: "charge",
-			Message: "Charge " + ch.ID + " has been charged back (dispute " + d.ID + "); it cannot be refunded. Answer the dispute instead."}
-	}
-	return d, nil
+	return nil, refused("Charge " + ch.ID + " has been charged back (dispute " + d.ID + ", " + d.Status + "); it cannot be refunded while the dispute is open. Answer the dispute instead; a won dispute reinstates the funds and the charge can then be refunded.")
 }
 
 const disputeBatch = 100

@@ -23,8 +23,14 @@ import (
 // AllMethods are the payment method types an intent offers by default.
 var AllMethods = []string{domain.MethodCreditCard, domain.MethodPix, domain.MethodBoleto}
 
-// CancellationReasons are the accepted cancellation_reason values (Stripe's).
+// CancellationReasons are the cancellation_reason values an intent can carry (Stripe's): the
+// first four a caller may give (PublicCancellationReasons); troco sets the others itself
+// (automatic: an authorization that expired; void_invoice: its invoice was voided; …).
 var CancellationReasons = []string{"duplicate", "fraudulent", "requested_by_customer", "abandoned", "automatic", "expired", "failed_invoice", "void_invoice"}
+
+// PublicCancellationReasons are the cancellation_reason values POST /v1/payment-intents/{id}/cancel
+// accepts (Stripe's).
+var PublicCancellationReasons = CancellationReasons[:4]
 
 func confirmable(status string) bool {
 	return status == domain.PIStatusRequiresPaymentMethod || status == domain.PIStatusRequiresConfirmation
@@ -218,6 +224,9 @@ type CancelParams struct {
 // fails with payment_canceled). Succeeded and processing intents cannot be canceled. The
 // AfterSettle hook then runs, so the checkout session of the intent follows.
 func (s *Service) CancelIntent(tx *db.Tx, a domain.Actor, id string, p CancelParams) (*domain.PaymentIntent, error) {
+	if p.CancellationReason != nil && !slices.Contains(PublicCancellationReasons, *p.CancellationReason) {
+		return nil, domain.Invalid("cancellation_reason", "cancellation_reason must be one of duplicate, fraudulent, requested_by_customer or abandoned.")
+	}
 	pi, err := s.cancel(tx, a, id, p)
 	if err != nil {
 		return nil, err
@@ -266,6 +275,11 @@ func (s *Service) cancel(tx *db.Tx, a domain.Actor, id string, p CancelParams) (
 		}
 	}
 	before := *pi
+	if pi.Status == domain.PIStatusRequiresCapture && pi.LatestCharge != nil {
+		if err := releaseAuthorization(tx, a, *pi.LatestCharge); err != nil {
+			return nil, err
+		}
+	}
 	if pi.LatestCharge != nil && (pi.Status == domain.PIStatusPending || pi.Status == domain.PIStatusRequiresAction) {
 		ch, err := tx.FindChargeByID(a.Scope, *pi.LatestCharge)
 		if err != nil {
@@ -294,6 +308,39 @@ func (s *Service) cancel(tx *db.Tx, a domain.Actor, id string, p CancelParams) (
 		return nil, err
 	}
 	return pi, emit(tx, a, "payment_intent.canceled", pi, &before)
+}
+
+// releaseAuthorization records the release of an uncaptured card authorization the way Stripe
+// shows it: the charge stays succeeded and captured false, and a refund of the whole authorized
+// amount (status succeeded, reason null) makes it refunded with amount_refunded = amount
+// (refund.created, charge.refunded). No money was taken, so no ledger entry is written and the
+// buyer gets no refund e-mail.
+func releaseAuthorization(tx *db.Tx, a domain.Actor, chargeID string) error {
+	ch, err := tx.FindChargeByID(a.Scope, chargeID)
+	if err != nil {
+		return err
+	}
+	if ch.Status != domain.ChargeStatusSucceeded || ch.Captured || ch.Refunded {
+		return nil
+	}
+	amount := ch.Amount - ch.AmountRefunded
+	r := &domain.Refund{Amount: amount, Charge: ch.ID, Currency: ch.Currency, PaymentIntent: ch.PaymentIntent, Status: "succeeded",
+		Metadata: domain.Metadata{}, Release: true}
+	if err := tx.CreateRefund(a.Scope, r); err != nil {
+		return err
+	}
+	chBefore := *ch
+	ch.AmountRefunded, ch.Refunded = ch.Amount, true
+	if err := tx.UpdateCharge(a.Scope, ch); err != nil {
+		return err
+	}
+	if ch, err = tx.FindChargeByID(a.Scope, ch.ID); err != nil {
+		return err
+	}
+	if err := emit(tx, a, "refund.created", r, nil); err != nil {
+		return err
+	}
+	return emit(tx, a, "charge.refunded", ch, &chBefore)
 }
 
 // CancelIfOpen cancels an intent that can still be canceled with reason and leaves any other
@@ -358,6 +405,9 @@ func (s *Service) CaptureIntent(tx *db.Tx, a domain.Actor, id string, p CaptureP
 	org, err := tx.FindOrganizationByID(a.OrgID)
 	if err != nil {
 		return nil, err
+	}
+	if err := tx.DeleteTransitions(a.Scope, pi.ID); err != nil {
+		return nil, err // the authorization's automatic expiry
 	}
 	before, chBefore := *pi, *ch
 	ch.Captured, ch.AmountCaptured = true, amount

@@ -678,7 +678,16 @@ func (s *Service) PixResult(ctx context.Context, store *db.DB, txid string, r Lo
 			return nil
 		}
 		a := domain.Actor{Scope: c.Scope}
+		var sp startParams
+		if c.Params != "" {
+			_ = json.Unmarshal([]byte(c.Params), &sp)
+		}
 		switch {
+		case r.Paid && r.PaidAmount > c.Amount && sp.DueDate != "":
+			// A charge with a due date (cobv) paid late: the PSP collected its multa and juros
+			// on top of the original amount; what was paid is settled and recorded.
+			s.logger().Info("pix: charge with a due date paid with late fees", "txid", txid, "charge", c.Charge,
+				"original", c.Amount, "paid", r.PaidAmount)
 		case r.Paid && r.PaidAmount != c.Amount:
 			s.logger().Error("pix: paid amount differs from the charge; not settled, check with the PSP", "txid", txid, "charge", c.Charge,
 				"expected", c.Amount, "paid", r.PaidAmount, "end_to_end_id", r.EndToEndID)
@@ -707,7 +716,10 @@ func (s *Service) PixResult(ctx context.Context, store *db.DB, txid string, r Lo
 			return nil
 		}
 		s.logger().Info("pix: charge settled", "txid", txid, "charge", c.Charge, "paid", r.Paid)
-		return s.resolve(tx, a, pi, c.Charge, r.Paid, "")
+		if r.Paid {
+			return s.resolvePaid(tx, a, pi, c.Charge, true, "", r.PaidAmount)
+		}
+		return s.resolve(tx, a, pi, c.Charge, false, "")
 	})
 }
 

@@ -40,6 +40,9 @@ type Service struct {
 	// BaseURL prefixes the PIX QR image and boleto page URLs; when empty, the Origin given by
 	// the caller (the request's https://host) is used.
 	BaseURL string
+	// FallbackBase, when set, gives the base of URLs made without a request (jobs) when BaseURL
+	// is empty: the address the server learned from its first request.
+	FallbackBase func() string
 	// SimDelay is the delay of the delayed SPEC 8.5 rules (--sim-delay).
 	SimDelay time.Duration
 	// FingerprintKey keys card fingerprints (HMAC), so equal cards match without storing them.
@@ -106,6 +109,9 @@ func (s *Service) processor(livemode bool, method string) (Processor, error) {
 func (s *Service) origin(callerOrigin string) string {
 	if s.BaseURL != "" {
 		return s.BaseURL
+	}
+	if callerOrigin == "" && s.FallbackBase != nil {
+		return s.FallbackBase() // a job: the address the server learned
 	}
 	return callerOrigin
 }

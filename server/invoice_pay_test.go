@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+)
+
+// TestInvoicePayByPixAndBoletoThroughAPI: POST /v1/invoices/{id}/pay with payment_method_type pix
+// finalizes a draft, leaves the invoice open with a payment intent whose next_action is the PIX
+// BR Code, and the invoice is paid when the PIX is paid (sandbox simulate); boleto likewise with
+// its digitable line; bad combinations are 400 naming the parameter.
+func TestInvoicePayByPixAndBoletoThroughAPI(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza", "document": "529.982.247-25",
+		"address": map[string]any{"line1": "Rua das Flores", "number": "100", "neighborhood": "Centro", "city": "São Paulo", "state": "SP", "postal_code": "01001-000"}}).Str("id")
+	draft := func() string {
+		return e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 5,
+			"lines": []any{map[string]any{"amount": 25000, "description": "Mensalidade"}}}).Str("id")
+	}
+
+	id := draft()
+	for _, tc := range []struct {
+		body  map[string]any
+		param string
+	}{
+		{map[string]any{"payment_method_type": "cash"}, "payment_method_type"},
+		{map[string]any{"payment_method_type": "pix", "paid_out_of_band": true}, "paid_out_of_band"},
+		{map[string]any{"payment_method_type": "pix", "payment_method": "pm_x"}, "payment_method"},
+	} {
+		r := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, tc.body)
+		is.Equal(r.Status, 400)
+		is.Equal(r.ErrParam(), tc.param)
+	}
+	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("status"), "draft") // nothing changed
+
+	r := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"payment_method_type": "pix"})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "open") // finalized, waiting for the PIX
+	piID := r.Str("payment_intent")
+	is.True(strings.HasPrefix(piID, "pi_"))
+	pi := e.Do("GET", "/v1/payment-intents/"+piID, e.Test, nil)
+	is.Equal(pi.Str("status"), "pending")
+	is.Equal(pi.Num("amount"), int64(25000))
+	is.Equal(digStr(pi.Body, "next_action.type"), "pix")
+	code := digStr(pi.Body, "next_action.pix.code")
+	is.True(strings.HasPrefix(code, "000201")) // an EMV BR Code
+	is.True(strings.HasPrefix(digStr(pi.Body, "next_action.pix.image_url"), "https://"))
+	again := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"payment_method_type": "pix"})
+	is.Equal(again.Status, 200)
+	is.Equal(again.Str("payment_intent"), piID) // the PIX already issued is still good
+	card := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{})
+	is.Equal(card.Status, 409) // a payment is in progress
+
+	paid := e.Do("POST", "/v1/test-helpers/payment-intents/"+piID+"/succeed", e.Test, nil)
+	is.Equal(paid.Str("status"), "succeeded")
+	inv := e.Do("GET", "/v1/invoices/"+id, e.Test, nil)
+	is.Equal(inv.Str("status"), "paid")
+	is.Equal(inv.Num("amount_paid"), int64(25000))
+	is.Equal(inv.Str("charge"), paid.Str("latest_charge"))
+	is.Equal(len(e.payEvents(e.Test, "invoice.paid", id)), 1)
+	is.Equal(e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"payment_method_type": "pix"}).Status, 409) // paid already
+
+	// Boleto.
+	id = draft()
+	r = e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"payment_method_type": "boleto"})
+	is.Equal(r.Status, 200)
+	pi = e.Do("GET", "/v1/payment-intents/"+r.Str("payment_intent"), e.Test, nil)
+	is.Equal(digStr(pi.Body, "next_action.type"), "boleto")
+	is.Equal(len(digStr(pi.Body, "next_action.boleto.digitable_line")), 47)
+	is.Equal(digStr(pi.Body, "next_action.boleto.due_date"), r.Str("due_date")[:10]) // due with the invoice
+	e.Do("POST", "/v1/test-helpers/payment-intents/"+pi.Str("id")+"/succeed", e.Test, nil)
+	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("status"), "paid")
+
+	// A customer without a document cannot get a boleto: the confirmation says what is missing.
+	bare := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "bia@example.com"}).Str("id")
+	nb := e.invCreate(map[string]any{"customer": bare, "collection_method": "send_invoice", "days_until_due": 5,
+		"lines": []any{map[string]any{"amount": 25000, "description": "Mensalidade"}}}).Str("id")
+	bad := e.Do("POST", "/v1/invoices/"+nb+"/pay", e.Test, map[string]any{"payment_method_type": "boleto"})
+	is.Equal(bad.Status, 400)
+	is.True(bad.ErrParam() != "")
+	is.Equal(e.Do("GET", "/v1/invoices/"+nb, e.Test, nil).Str("status"), "draft") // nothing kept
+}
+
+// TestLiveInvoicePayByPixThroughAPI: in live mode the same call reaches the PSP (a cobv for an
+// invoice not yet due), answers with the PSP's BR Code on the intent, and the PSP's webhook pays
+// the invoice.
+func TestLiveInvoicePayByPixThroughAPI(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	id, _, _ := e.lateInvoice(e.Live)
+	r := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Live, map[string]any{"payment_method_type": "pix"})
+	is.Equal(r.Status, 200)
+	is.Equal(r.Str("status"), "open")
+	pi := e.Do("GET", "/v1/payment-intents/"+r.Str("payment_intent"), e.Live, nil)
+	is.Equal(pi.Str("status"), "pending")
+	is.True(strings.Contains(digStr(pi.Body, "next_action.pix.code"), "pix.example.com/qr/v2/")) // the PSP's BR Code
+	ch := e.Do("GET", "/v1/charges/"+pi.Str("latest_charge"), e.Live, nil)
+	txid := digStr(ch.Body, "payment_method_details.pix.txid")
+	kind, _ := e.PSP.Charge(txid)
+	is.Equal(kind, "cobv")
+	is.NoErr(e.PSP.Pay(txid, -1, true))
+	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Live, nil).Str("status"), "paid")
+}
