@@ -118,7 +118,8 @@ func startServe(t *testing.T, addr string, getenv func(string) string, args ...s
 		if in.client != nil {
 			if res, err := in.client.Get("https://" + addr + "/healthz"); err == nil {
 				res.Body.Close()
-				if res.StatusCode == 200 {
+				// The banner's last line ("live mode: …") is printed just after serving begins.
+				if res.StatusCode == 200 && strings.Contains(in.stdout.String(), "live mode: ") {
 					return in
 				}
 			}

@@ -986,6 +986,13 @@ ALTER TABLE customers ADD COLUMN preferred_locales TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE charges ADD COLUMN receipt_url TEXT;
 
 
+-- migrate: 300
+-- The setup intent that saves the card of a free (trial) subscription-mode checkout session: a
+-- live save runs in two phases, and the confirmation run that applies the processor's answer
+-- finds the same setup intent (and its customer) by the session.
+ALTER TABLE setup_intents ADD COLUMN checkout_session_id TEXT;
+CREATE INDEX setup_intents_checkout ON setup_intents (org_id, livemode, checkout_session_id) WHERE checkout_session_id IS NOT NULL;
+
 -- migrate: 310
 -- Monthly recurring revenue (/api/v1 metrics): each subscription's recurring amount normalized to
 -- one month (domain.Subscription.MonthlyAmount: per item unit_amount × quantity ÷ interval_count,
@@ -1035,3 +1042,11 @@ CREATE TABLE signin_ip_failures (
 -- migrate: 332
 -- The dashboard's page of one API key lists the requests made with it.
 CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);
+
+-- migrate: 350
+-- Event payloads are stored packed (S2 with a preset dictionary, see db/pack.go), so the
+-- index of an object's events reads the object's id from its own column rather than from the JSON.
+ALTER TABLE events ADD COLUMN object_id TEXT NOT NULL DEFAULT '';
+UPDATE events SET object_id = COALESCE(json_extract(data, '$.object.id'), '') WHERE json_valid(data);
+DROP INDEX events_object;
+CREATE INDEX events_object ON events (org_id, livemode, object_id, seq);

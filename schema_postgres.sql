@@ -834,6 +834,11 @@ CREATE TABLE organization_email_settings (
 
 
 
+
+-- migrate: 300
+ALTER TABLE setup_intents ADD COLUMN checkout_session_id TEXT;
+CREATE INDEX setup_intents_checkout ON setup_intents (org_id, livemode, checkout_session_id) WHERE checkout_session_id IS NOT NULL;
+
 -- migrate: 310
 -- Monthly recurring revenue: see schema.sql's migration 310 (the same normalization, with
 -- PostgreSQL's JSON functions; integer division truncates as SQLite's does).
@@ -876,3 +881,11 @@ CREATE TABLE signin_ip_failures (
 
 -- migrate: 332
 CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);
+
+-- migrate: 350
+-- Events carry their object's id in a column (schema.sql's 350); on PostgreSQL event payloads
+-- stay plain JSON text.
+ALTER TABLE events ADD COLUMN object_id TEXT NOT NULL DEFAULT '';
+UPDATE events SET object_id = COALESCE((data::jsonb -> 'object') ->> 'id', '');
+DROP INDEX events_object;
+CREATE INDEX events_object ON events (org_id, livemode, object_id, seq);

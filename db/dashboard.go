@@ -229,10 +229,30 @@ func (tx *Tx) ListAudit(orgID string, p ListParams) ([]*domain.AuditEntry, bool,
 
 // InsertRequestLog records one API request in scope.
 func (tx *Tx) InsertRequestLog(s domain.Scope, l *domain.RequestLog) error {
+	return tx.InsertRequestLogRow(PrepareRequestLog(s, l))
+}
+
+// RequestLogRow is a request log entry with its bodies already packed, so that a batch of
+// entries is compressed before it reaches the single writer (PrepareRequestLog, then
+// InsertRequestLogRow in the write transaction).
+type RequestLogRow struct {
+	scope     domain.Scope
+	entry     *domain.RequestLog
+	req, resp any
+}
+
+// PrepareRequestLog packs l's bodies for InsertRequestLogRow.
+func PrepareRequestLog(s domain.Scope, l *domain.RequestLog) RequestLogRow {
+	return RequestLogRow{scope: s, entry: l, req: packText(l.RequestBody), resp: packText(l.ResponseBody)}
+}
+
+// InsertRequestLogRow records one prepared request log entry.
+func (tx *Tx) InsertRequestLogRow(r RequestLogRow) error {
+	l, s := r.entry, r.scope
 	l.CreatedAt = domain.At(tx.Now)
 	_, err := tx.exec(`INSERT INTO request_logs (id, org_id, livemode, method, path, status, key_id, duration_us, object_id, request_body, response_body, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		l.ID, s.OrgID, boolInt(s.Livemode), l.Method, l.Path, l.Status, l.KeyID, l.DurationUS, l.ObjectID, l.RequestBody, l.ResponseBody, tx.now())
+		l.ID, s.OrgID, boolInt(s.Livemode), l.Method, l.Path, l.Status, l.KeyID, l.DurationUS, l.ObjectID, tx.textDoc(r.req, l.RequestBody), tx.textDoc(r.resp, l.ResponseBody), tx.now())
 	return translate(err, "insert request log")
 }
 
@@ -243,6 +263,13 @@ func scanRequestLog(s scanner) (*domain.RequestLog, error) {
 	var live int
 	var created int64
 	if err := s.Scan(&l.ID, &live, &l.Method, &l.Path, &l.Status, &l.KeyID, &l.DurationUS, &l.ObjectID, &l.RequestBody, &l.ResponseBody, &created); err != nil {
+		return nil, err
+	}
+	var err error
+	if l.RequestBody, err = unpackText(l.RequestBody); err != nil {
+		return nil, err
+	}
+	if l.ResponseBody, err = unpackText(l.ResponseBody); err != nil {
 		return nil, err
 	}
 	l.Livemode = live == 1
@@ -316,14 +343,9 @@ func (tx *Tx) VolumeByMethod(s domain.Scope, since, until int64) ([]MethodVolume
 }
 
 // ListEventsForObject returns the newest events whose data.object is objectID, newest first
-// (served by the events_object expression index).
+// (served by the events_object index).
 func (tx *Tx) ListEventsForObject(s domain.Scope, objectID string, limit int) ([]*domain.Event, error) {
-	q := "SELECT " + eventCols + " FROM events WHERE org_id = ? AND livemode = ? AND json_extract(data, '$.object.id') = ? ORDER BY seq DESC LIMIT ?"
-	if tx.pg {
-		// The same expression as the events_object index of schema_postgres.sql.
-		q = "SELECT " + eventCols + " FROM events WHERE org_id = ? AND livemode = ? AND ((data::jsonb -> 'object') ->> 'id') = ? ORDER BY seq DESC LIMIT ?"
-	}
-	rows, err := tx.query(q,
+	rows, err := tx.query("SELECT "+eventCols+" FROM events WHERE org_id = ? AND livemode = ? AND object_id = ? ORDER BY seq DESC LIMIT ?",
 		s.OrgID, boolInt(s.Livemode), objectID, limit)
 	if err != nil {
 		return nil, translate(err, "list object events")

@@ -53,6 +53,24 @@ type DB struct {
 	wstmts, rstmts *stmtCache
 	onEvent        func(*domain.Event)
 	onWriteWait    func(time.Duration)
+	// stats are the writer's counters (WriterStats).
+	stats struct{ batches, txs, stmts, busyNs, commitNs atomic.Int64 }
+}
+
+// WriterStats are cumulative counters of the single writer, for benchmarks and the load tool:
+// what a write costs the serial section, independently of the machine's load.
+type WriterStats struct {
+	Batches    int64         // commits
+	Txs        int64         // write transactions (Write calls) run
+	Statements int64         // statements run on the writer's connection, SAVEPOINT/RELEASE included
+	Busy       time.Duration // time the writer spent in BEGIN, the transactions and COMMIT
+	Commit     time.Duration // of which in COMMIT (WAL writes, fsync, checkpoints)
+}
+
+// WriterStats returns the writer's counters since Open.
+func (d *DB) WriterStats() WriterStats {
+	return WriterStats{Batches: d.stats.batches.Load(), Txs: d.stats.txs.Load(), Statements: d.stats.stmts.Load(),
+		Busy: time.Duration(d.stats.busyNs.Load()), Commit: time.Duration(d.stats.commitNs.Load())}
 }
 
 type writeReq struct {
@@ -239,6 +257,7 @@ func (d *DB) writer() {
 
 func (d *DB) commitBatch(batch []*writeReq) {
 	ctx := context.Background()
+	start := time.Now()
 	results := make([]error, len(batch))
 	sqlTx, err := d.write.BeginTx(ctx, nil)
 	if err == nil && d.pg {
@@ -272,6 +291,7 @@ func (d *DB) commitBatch(batch []*writeReq) {
 			events = append(events, tx.events...)
 		}
 	}
+	commitStart := time.Now()
 	if err := sqlTx.Commit(); err != nil {
 		err = fmt.Errorf("db: commit: %w", err)
 		for i := range results {
@@ -279,6 +299,14 @@ func (d *DB) commitBatch(batch []*writeReq) {
 		}
 		events = nil
 	}
+	end := time.Now()
+	d.stats.batches.Add(1)
+	d.stats.txs.Add(int64(len(batch)))
+	if st != nil { // PostgreSQL keeps no statement cache (pgx has its own)
+		d.stats.stmts.Add(int64(st.n) + 2) // + BEGIN and COMMIT
+	}
+	d.stats.busyNs.Add(int64(end.Sub(start)))
+	d.stats.commitNs.Add(int64(end.Sub(commitStart)))
 	if d.onEvent != nil {
 		for _, e := range events {
 			d.onEvent(e)
@@ -305,6 +333,7 @@ func runSavepoint(tx *Tx, fn func(*Tx) error) (err error) {
 			if _, rbErr := tx.exec("ROLLBACK TO w"); rbErr != nil {
 				err = errors.Join(err, rbErr)
 			}
+			tx.st.forgetEndpoints()
 			tx.events = nil
 		}
 		if _, relErr := tx.exec("RELEASE w"); relErr != nil && err == nil {
@@ -386,6 +415,7 @@ func (tx *Tx) Savepoint(fn func() error) (err error) {
 	defer func() {
 		if err != nil {
 			_, _ = tx.exec("ROLLBACK TO " + name)
+			tx.st.forgetEndpoints()
 			tx.events = tx.events[:nEvents]
 		}
 		_, _ = tx.exec("RELEASE " + name)
@@ -396,6 +426,9 @@ func (tx *Tx) Savepoint(fn func() error) (err error) {
 func (tx *Tx) now() int64 { return tx.Now.Unix() }
 
 func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
+	if tx.st != nil && tx.st.endpoints != nil && strings.Contains(query, "webhook_endpoints") {
+		tx.st.forgetEndpoints() // a write to the endpoints (every exec on them is one)
+	}
 	if tx.pg {
 		return tx.pgExec(query, args)
 	}
@@ -432,6 +465,7 @@ func (tx *Tx) prepared(query string) *sql.Stmt {
 	if st == nil {
 		return nil
 	}
+	st.n++
 	for _, b := range st.bound {
 		if b.query == query {
 			return b.stmt
@@ -521,6 +555,16 @@ type txStmts struct {
 	cache  *stmtCache
 	bound  []boundStmt
 	missed []string
+	n      int // statements run
+	// endpoints caches webhookSubscribers per scope for the writer's batch.
+	endpoints map[domain.Scope][]webhookSub
+}
+
+// forgetEndpoints drops the batch's cached webhook endpoints.
+func (st *txStmts) forgetEndpoints() {
+	if st != nil {
+		st.endpoints = nil
+	}
 }
 
 type boundStmt struct {
@@ -554,4 +598,48 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TableSizes returns the bytes of database pages each table and index uses (SQLite's dbstat),
+// by name: what the benchmarks report as storage per object.
+func (tx *Tx) TableSizes() (map[string]int64, error) {
+	rows, err := tx.q.Query("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name")
+	if err != nil {
+		return nil, translate(err, "table sizes")
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, translate(err, "table sizes")
+		}
+		out[name] = n
+	}
+	return out, translate(rows.Err(), "table sizes")
+}
+
+// DeleteInBatches runs del (a DELETE of at most limit rows) in successive write transactions
+// until one removes fewer than batch rows or ctx ends, and returns the total removed. Each
+// batch is its own commit, so a large backlog of expired rows never holds the writer for long
+// and requests interleave with the batches; several replicas running it at once only share
+// the work (a row is deleted once).
+func (d *DB) DeleteInBatches(ctx context.Context, batch int, del func(tx *Tx, limit int) (int64, error)) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := d.Write(ctx, func(tx *Tx) error {
+			var err error
+			n, err = del(tx, batch)
+			return err
+		})
+		total += n
+		if err != nil || n < int64(batch) {
+			return total, err
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
 }

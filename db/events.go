@@ -2,6 +2,10 @@ package db
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
 
 	"troco/server/domain"
 )
@@ -15,12 +19,12 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	e.CreatedAt = domain.At(tx.Now)
 	e.Livemode = s.Livemode
 	e.Organization = s.OrgID
-	data, err := marshalJSON(e.Data)
+	data, err := domain.MarshalJSON(e.Data)
 	if err != nil {
-		return err
+		return fmt.Errorf("db: encode: %w", err)
 	}
-	_, err = tx.exec("INSERT INTO events (id, org_id, livemode, type, request_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, data, tx.now())
+	_, err = tx.exec("INSERT INTO events (id, org_id, livemode, type, request_id, data, object_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, tx.textDoc(packJSON(data), string(data)), objectID(e.Data.Object, data), tx.now())
 	if err != nil {
 		return translate(err, "insert event")
 	}
@@ -36,9 +40,13 @@ const eventCols = "id, org_id, livemode, type, request_id, data, created_at"
 func scanEvent(s scanner) (*domain.Event, error) {
 	var e domain.Event
 	var live int
-	var data string
+	var stored []byte
 	var created int64
-	if err := s.Scan(&e.ID, &e.Organization, &live, &e.Type, &e.Request.ID, &data, &created); err != nil {
+	if err := s.Scan(&e.ID, &e.Organization, &live, &e.Type, &e.Request.ID, &stored, &created); err != nil {
+		return nil, err
+	}
+	data, err := unpackJSON(stored)
+	if err != nil {
 		return nil, err
 	}
 	e.Object = "event"
@@ -48,7 +56,7 @@ func scanEvent(s scanner) (*domain.Event, error) {
 		Object             json.RawMessage `json:"object"`
 		PreviousAttributes map[string]any  `json:"previous_attributes"`
 	}
-	if err := json.Unmarshal([]byte(data), &raw); err != nil {
+	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, err
 	}
 	e.Data = domain.EventData{Object: raw.Object, PreviousAttributes: raw.PreviousAttributes}
@@ -74,4 +82,44 @@ func (tx *Tx) ListEvents(s domain.Scope, f EventFilter, p ListParams) ([]*domain
 	w.add("livemode = ?", boolInt(s.Livemode))
 	typeFilter(&w, f.Type)
 	return page(tx, "events", eventCols, w, p, func(s scanner) (*domain.Event, error) { return scanEvent(s) })
+}
+
+// idFields caches, per object type, the index of its `json:"id"` field (-1: none).
+var idFields sync.Map
+
+// objectID is the id of an event's object (the events_object index; it used to be an expression
+// index on the JSON, which packed data no longer allows): the object's `json:"id"` field, or,
+// for an object that is not a struct, its id in the encoded event data.
+func objectID(obj any, data []byte) string {
+	v := reflect.ValueOf(obj)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.Struct {
+		t := v.Type()
+		idx, ok := idFields.Load(t)
+		if !ok {
+			i := -1
+			for j := range t.NumField() {
+				if f := t.Field(j); f.IsExported() && !f.Anonymous && (f.Tag.Get("json") == "id" || strings.HasPrefix(f.Tag.Get("json"), "id,")) && f.Type.Kind() == reflect.String {
+					i = j
+					break
+				}
+			}
+			idx, _ = idFields.LoadOrStore(t, i)
+		}
+		if i := idx.(int); i >= 0 {
+			return v.Field(i).String()
+		}
+	}
+	var d struct {
+		Object struct {
+			ID any `json:"id"`
+		} `json:"object"`
+	}
+	_ = json.Unmarshal(data, &d)
+	if id, ok := d.Object.ID.(string); ok {
+		return id
+	}
+	return ""
 }

@@ -1,5 +1,7 @@
 package db
 
+import "fmt"
+
 // IdempotentResponse is a stored answer to a request that carried an Idempotency-Key.
 type IdempotentResponse struct {
 	Fingerprint string
@@ -17,18 +19,29 @@ func (tx *Tx) FindIdempotentResponse(orgID string, livemode bool, key string, no
 	if err != nil {
 		return nil, translate(err, "find idempotency key")
 	}
+	if r.Body, err = unpackJSON(r.Body); err != nil {
+		return nil, err
+	}
 	return &r, nil
 }
 
 // StoreIdempotentResponse records the response for key. An expired row for the same key is
 // replaced; a live one makes it fail with ErrConflict (a concurrent request won).
 func (tx *Tx) StoreIdempotentResponse(orgID string, livemode bool, key string, notBefore int64, r IdempotentResponse) error {
-	if _, err := tx.exec("DELETE FROM idempotency_keys WHERE org_id = ? AND livemode = ? AND idem_key = ? AND created_at < ?", orgID, boolInt(livemode), key, notBefore); err != nil {
-		return translate(err, "expire idempotency key")
+	// One statement: insert, or replace an expired row; a live row is left alone (no change).
+	res, err := tx.exec(`INSERT INTO idempotency_keys (org_id, livemode, idem_key, fingerprint, response_status, response_body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (org_id, livemode, idem_key) DO UPDATE SET fingerprint = excluded.fingerprint, response_status = excluded.response_status,
+		response_body = excluded.response_body, created_at = excluded.created_at WHERE idempotency_keys.created_at < ?`,
+		orgID, boolInt(livemode), key, r.Fingerprint, r.Status, packJSON(r.Body), tx.now(), notBefore)
+	if err != nil {
+		return translate(err, "store idempotency key")
 	}
-	_, err := tx.exec("INSERT INTO idempotency_keys (org_id, livemode, idem_key, fingerprint, response_status, response_body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		orgID, boolInt(livemode), key, r.Fingerprint, r.Status, r.Body, tx.now())
-	return translate(err, "store idempotency key")
+	if n, err := res.RowsAffected(); err != nil {
+		return translate(err, "store idempotency key")
+	} else if n == 0 {
+		return fmt.Errorf("db: store idempotency key: %w", ErrConflict)
+	}
+	return nil
 }
 
 // DeleteExpiredIdempotencyKeys removes stored responses created before notBefore, at most limit

@@ -550,6 +550,22 @@ func (tx *Tx) FindSetupIntentByID(s domain.Scope, id string) (*domain.SetupInten
 	return si, translate(err, "find setup intent")
 }
 
+// LinkSetupIntentToCheckout records that a setup intent saves the card of a checkout session.
+func (tx *Tx) LinkSetupIntentToCheckout(s domain.Scope, setupIntent, checkoutSession string) error {
+	_, err := tx.exec("UPDATE setup_intents SET checkout_session_id = ? WHERE id = ? AND org_id = ? AND livemode = ?",
+		checkoutSession, setupIntent, s.OrgID, boolInt(s.Livemode))
+	return translate(err, "link setup intent")
+}
+
+// FindCheckoutSetupIntent returns the newest setup intent saving a checkout session's card that
+// is not canceled, or ErrNotFound.
+func (tx *Tx) FindCheckoutSetupIntent(s domain.Scope, checkoutSession string) (*domain.SetupIntent, error) {
+	si, err := scanSetupIntent(tx.queryRow("SELECT "+setupIntentCols+` FROM setup_intents
+		WHERE org_id = ? AND livemode = ? AND checkout_session_id = ? AND status <> ? ORDER BY seq DESC LIMIT 1`,
+		s.OrgID, boolInt(s.Livemode), checkoutSession, domain.SetupStatusCanceled))
+	return si, translate(err, "find checkout setup intent")
+}
+
 // UpdateSetupIntent writes every mutable field of si and bumps updated_at.
 func (tx *Tx) UpdateSetupIntent(s domain.Scope, si *domain.SetupIntent) error {
 	si.UpdatedAt = domain.At(tx.Now)

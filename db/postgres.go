@@ -388,3 +388,13 @@ func Display(path string) string {
 	}
 	return u.String()
 }
+
+// textDoc is what a TEXT column that holds a JSON document receives: the packed form on SQLite
+// (a TEXT column there takes bytes), the plain document on PostgreSQL, whose TEXT holds only
+// valid UTF-8 (and whose JSON operators read it).
+func (tx *Tx) textDoc(packed any, plain string) any {
+	if tx.pg {
+		return plain
+	}
+	return packed
+}

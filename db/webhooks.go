@@ -142,33 +142,65 @@ func (tx *Tx) ListWebhookEndpoints(s domain.Scope, p ListParams) ([]*domain.Webh
 	return page(tx, "webhook_endpoints", webhookEndpointCols, w, p, func(s scanner) (*domain.WebhookEndpoint, error) { return scanWebhookEndpoint(s) })
 }
 
+// webhookSub is an enabled endpoint and the event types it subscribes to.
+type webhookSub struct {
+	id       string
+	patterns []string
+}
+
+// webhookSubscribers returns the enabled endpoints of a scope. The answer is kept for the rest of
+// the writer's batch (every event of a batch's requests shares one query); any statement that
+// writes webhook_endpoints, and any rollback, drops it (Tx.exec, runSavepoint, Tx.Savepoint).
+func (tx *Tx) webhookSubscribers(s domain.Scope) ([]webhookSub, error) {
+	if tx.st != nil {
+		if subs, ok := tx.st.endpoints[s]; ok {
+			return subs, nil
+		}
+	}
+	rows, err := tx.query("SELECT id, enabled_events FROM webhook_endpoints WHERE org_id = ? AND livemode = ? AND status = ? AND deleted = 0",
+		s.OrgID, boolInt(s.Livemode), domain.WebhookEndpointEnabled)
+	if err != nil {
+		return nil, translate(err, "find webhook endpoints")
+	}
+	subs := []webhookSub{}
+	for rows.Next() {
+		var sub webhookSub
+		var events string
+		if err := rows.Scan(&sub.id, &events); err != nil {
+			rows.Close()
+			return nil, translate(err, "scan webhook endpoints")
+		}
+		_ = json.Unmarshal([]byte(events), &sub.patterns)
+		subs = append(subs, sub)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, translate(err, "find webhook endpoints")
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err, "find webhook endpoints")
+	}
+	if tx.st != nil && tx.writable {
+		if tx.st.endpoints == nil {
+			tx.st.endpoints = map[domain.Scope][]webhookSub{}
+		}
+		tx.st.endpoints[s] = subs
+	}
+	return subs, nil
+}
+
 // enqueueWebhooks writes one outbox row per enabled endpoint of the event's scope that subscribes
 // to its type. It runs inside InsertEvent, so the delivery exists exactly when the event does.
 // With no endpoints it is one indexed query.
 func (tx *Tx) enqueueWebhooks(s domain.Scope, e *domain.Event) error {
-	rows, err := tx.query("SELECT id, enabled_events FROM webhook_endpoints WHERE org_id = ? AND livemode = ? AND status = ? AND deleted = 0",
-		s.OrgID, boolInt(s.Livemode), domain.WebhookEndpointEnabled)
+	subs, err := tx.webhookSubscribers(s)
 	if err != nil {
-		return translate(err, "find webhook endpoints")
+		return err
 	}
 	var targets []string
-	for rows.Next() {
-		var id, events string
-		if err := rows.Scan(&id, &events); err != nil {
-			rows.Close()
-			return translate(err, "scan webhook endpoints")
+	for _, sub := range subs {
+		if domain.AnyEventPatternMatches(sub.patterns, e.Type) {
+			targets = append(targets, sub.id)
 		}
-		var patterns []string
-		_ = json.Unmarshal([]byte(events), &patterns)
-		if domain.AnyEventPatternMatches(patterns, e.Type) {
-			targets = append(targets, id)
-		}
-	}
-	if err := rows.Close(); err != nil {
-		return translate(err, "find webhook endpoints")
-	}
-	if err := rows.Err(); err != nil {
-		return translate(err, "find webhook endpoints")
 	}
 	if len(targets) == 0 {
 		return nil

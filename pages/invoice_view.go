@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"strings"
 	"time"
 
 	"troco/server/document"
@@ -68,6 +69,39 @@ var invoiceMessages = map[string][2]string{
 	"lang_switch":    {"English", "Português"},
 	"doc":            {"CPF/CNPJ", "Tax ID"},
 	"nothing_due":    {"Nada a pagar.", "Nothing is due."},
+	"boleto_payer":   {"O boleto precisa do CPF/CNPJ e do endereço de quem paga:", "A boleto needs the payer's CPF/CNPJ and address:"},
+	"addr_line1":     {"Endereço (rua)", "Street"},
+	"addr_number":    {"Número", "Number"},
+	"addr_district":  {"Bairro", "District"},
+	"addr_city":      {"Cidade", "City"},
+	"addr_state":     {"UF", "State (UF)"},
+	"addr_postal":    {"CEP", "Postal code (CEP)"},
+	"need_document":  {"Para gerar o boleto, informe um CPF ou CNPJ válido.", "To issue a boleto, enter a valid CPF or CNPJ."},
+	"need_address":   {"Para gerar o boleto, informe o endereço completo (rua, número, cidade, UF e CEP).", "To issue a boleto, enter the full address (street, number, city, state and postal code)."},
+	"need_name":      {"Para gerar o boleto, o cliente precisa ter um nome; fale com a loja.", "To issue a boleto the customer needs a name; contact the merchant."},
+}
+
+// ParamMessage explains a refused boleto request by the param it names (missing or invalid
+// CPF/CNPJ, address or name); "" for any other param.
+func (p *InvoicePage) ParamMessage(param string) string {
+	switch {
+	case param == "customer_document":
+		return p.IT("need_document")
+	case param == "customer_name":
+		return p.IT("need_name")
+	case strings.HasPrefix(param, "billing_address"):
+		return p.IT("need_address")
+	}
+	return ""
+}
+
+// BoletoNeedsPayer reports whether the boleto form must ask for the payer's CPF/CNPJ and address
+// (the customer has neither on file).
+func (p *InvoicePage) BoletoNeedsPayer() (document, address bool) {
+	if p.Customer == nil {
+		return true, true
+	}
+	return p.Customer.Document == nil, p.Customer.Address == nil
 }
 
 // IT is the text of an invoice page key.

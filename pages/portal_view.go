@@ -23,6 +23,26 @@ type Portal struct {
 	Error         bool
 	// Products names the products of the subscriptions' prices (id → name).
 	Products map[string]string
+	// Now is the server's clock (an open invoice past its due instant is overdue).
+	Now time.Time
+}
+
+// InvStatus is an invoice's status label: an open invoice past its due instant is overdue, as
+// on its hosted page.
+func (p *Portal) InvStatus(inv *domain.Invoice) string {
+	owed := inv.Status == domain.InvoiceOpen || inv.Status == domain.InvoiceUncollectible
+	if owed && !inv.DueDate.IsZero() && p.Now.After(inv.DueDate.Time) {
+		return p.PT("inv_overdue")
+	}
+	return p.PT("inv_" + inv.Status)
+}
+
+// InvLink is the label of an invoice's page link: view and pay while it is owed, view after.
+func (p *Portal) InvLink(inv *domain.Invoice) string {
+	if inv.Status == domain.InvoiceOpen || inv.Status == domain.InvoiceUncollectible {
+		return p.PT("view")
+	}
+	return p.PT("view_only")
 }
 
 var portalMessages = map[string][2]string{
@@ -37,6 +57,8 @@ var portalMessages = map[string][2]string{
 	"cancel":            {"Cancelar no fim do período", "Cancel at period end"},
 	"resume":            {"Manter assinatura", "Keep subscription"},
 	"view":              {"Ver / pagar", "View / pay"},
+	"view_only":         {"Ver", "View"},
+	"inv_overdue":       {"Vencida", "Overdue"},
 	"pdf":               {"PDF", "PDF"},
 	"back":              {"Voltar para", "Back to"},
 	"none":              {"Nada por aqui.", "Nothing here."},

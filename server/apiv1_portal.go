@@ -162,8 +162,9 @@ func (s *Server) apiV1PortalRoutes(add func(method, path string, h http.Handler)
 			return
 		}
 		cus := portalCustomer(r)
+		var setupIntent string // kept between the runs of a live save (reserve, call, apply)
 		s.billingMutateAs(w, r, http.StatusCreated, func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error) {
-			pm, err := svc.ReplaceCard(tx, a, cus, p.Card)
+			pm, err := svc.ReplaceCard(tx, a, cus, p.Card, &setupIntent)
 			if err != nil {
 				return nil, err
 			}

@@ -39,7 +39,7 @@ type benchEnv struct {
 	scope domain.Scope
 }
 
-func newBenchEnv(b *testing.B) *benchEnv {
+func newBenchEnv(b testing.TB) *benchEnv {
 	b.Helper()
 	schema, err := os.ReadFile(filepath.Join("..", "schema.sql"))
 	if err != nil {

@@ -41,6 +41,31 @@ func TestBrowserHostedInvoice(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/invoices/"+inv.Str("id"), e.Test, nil).Str("status"), "paid")
 }
 
+// TestBrowserHostedInvoiceBoletoPayer: a customer without a CPF/CNPJ or address types them in
+// the boleto form of the hosted invoice page and gets the boleto; screenshots of the form.
+func TestBrowserHostedInvoiceBoletoPayer(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza"}).Str("id")
+	inv := e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 3,
+		"lines": []any{map[string]any{"amount": 19900, "description": "Plano Pro — novembro"}}})
+	f := e.Do("POST", "/v1/invoices/"+inv.Str("id")+"/finalize", e.Test, nil)
+	br.do("open invoice", chromedp.Navigate(e.URL()+hostedPath(t, f.Str("hosted_invoice_url"))), chromedp.WaitVisible(tid("invoice-boleto-payer"), chromedp.ByQuery))
+	br.do("fill the payer",
+		chromedp.SendKeys(`input[name="document"]`, "529.982.247-25", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="line1"]`, "Rua das Flores", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="address_number"]`, "100", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="state"]`, "SP", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="postal_code"]`, "01001-000", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="neighborhood"]`, "Centro", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="city"]`, "São Paulo", chromedp.ByQuery),
+	)
+	br.shootAs("invoice-boleto-payer", false)
+	br.do("get the boleto", chromedp.Click(tid("invoice-pay-boleto"), chromedp.ByQuery), chromedp.WaitVisible(tid("invoice-boleto"), chromedp.ByQuery))
+	is.True(br.has("invoice-boleto"))
+}
+
 // TestBrowserCustomerPortal: the portal in Chromium: open the link, cancel at period end, keep
 // the subscription, go back to the merchant; screenshots at desktop and phone widths.
 func TestBrowserCustomerPortal(t *testing.T) {

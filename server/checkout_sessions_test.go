@@ -182,6 +182,10 @@ func TestCheckoutSessionModesAndLiveMode(t *testing.T) {
 	fr := e.coSession(e.Test, map[string]any{"line_items": []any{map[string]any{"price": free}}})
 	is.Equal(fr.Body["payment_status"], "no_payment_required")
 	is.Equal(fr.Body["mode"], "payment")
+	// if_required is a subscription-mode setting: refused, naming it, on a payment session.
+	bad := e.Do("POST", "/v1/checkout-sessions", e.Test, map[string]any{"line_items": []any{map[string]any{"price": free}}, "payment_method_collection": "if_required"})
+	is.Equal(bad.Status, 400)
+	is.Equal(bad.ErrParam(), "payment_method_collection")
 
 	// Live mode before activation: nothing is offered, and confirming is refused.
 	livePrice := e.coPrice(e.Live, "Produto", 10000, nil)

@@ -143,7 +143,7 @@ func (s *Server) handlePortalHome() http.Handler {
 			if p.Customer, err = tx.FindCustomerByID(pb.Scope, pb.Session.Customer); err != nil {
 				return err
 			}
-			p.Zone = domain.CustomerZone(p.Customer)
+			p.Zone, p.Now = domain.CustomerZone(p.Customer), tx.Now
 			if p.Subscriptions, _, err = tx.ListSubscriptions(pb.Scope, db.SubscriptionFilter{Customer: p.Customer.ID}, db.ListParams{Limit: 50}); err != nil {
 				return err
 			}
@@ -281,8 +281,9 @@ func (s *Server) handlePortalCard() http.Handler {
 		}
 		card := &payments.CardParams{Number: strings.ReplaceAll(r.PostForm.Get("number"), " ", ""), ExpMonth: month, ExpYear: year,
 			CVC: r.PostForm.Get("cvc"), HolderName: r.PostForm.Get("holder_name")}
+		var setupIntent string // kept between the runs of a live save (reserve, call, apply)
 		err := s.hostedWrite(r.Context(), func(tx *db.Tx) error {
-			_, err := s.billingService().ReplaceCard(tx, s.hostedActor(r, pb.Scope), pb.Session.Customer, card)
+			_, err := s.billingService().ReplaceCard(tx, s.hostedActor(r, pb.Scope), pb.Session.Customer, card, &setupIntent)
 			return err
 		})
 		s.portalDone(w, r, err, "card_saved")

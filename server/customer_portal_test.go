@@ -97,3 +97,29 @@ func TestCustomerPortal(t *testing.T) {
 	is.Equal(b.post("/portal/subscriptions/"+sub.Str("id")+"/cancel", url.Values{"csrf": {csrf}}).Status, 401)
 	is.Equal(e.sub(sub.Str("id")).Body["cancel_at_period_end"], false)
 }
+
+// TestCustomerPortalOverdueInvoice: the portal labels an open invoice past its due instant
+// "Vencida" (as its hosted page does) with a link to view and pay it, and a paid one "Paga"
+// with a link only to view it.
+func TestCustomerPortalOverdueInvoice(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano Pro", 4990, map[string]any{"interval": "month"})
+	paid := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm})
+	owed := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "collection_method": "send_invoice", "days_until_due": 1})
+	e.travel(e.Do("GET", "/v1/invoices/"+owed.Str("latest_invoice"), e.Test, nil).Time("due_date").Add(time.Hour))
+
+	r := e.Do("POST", "/v1/customer-portal-sessions", e.Test, map[string]any{"customer": cus, "return_url": "https://acme.example/conta"})
+	u, _ := url.Parse(r.Str("url"))
+	b := e.newBrowser(t)
+	home := b.get(b.get(u.RequestURI()).Location)
+	is.Equal(home.Status, 200)
+	is.Equal(home.textOf("portal-inv-status-"+owed.Str("latest_invoice")), "Vencida")
+	is.Equal(home.textOf("portal-inv-status-"+paid.Str("latest_invoice")), "Paga")
+	row := home.Body[strings.Index(home.Body, `data-testid="portal-inv-`+paid.Str("latest_invoice")+`"`):]
+	row = row[:strings.Index(row, "</tr>")]
+	is.True(strings.Contains(row, ">Ver<"))
+	is.True(!strings.Contains(row, "pagar"))
+}

@@ -70,12 +70,15 @@ func (s *Server) registerDashboardJobs() {
 		return
 	}
 	s.cfg.Jobs.Add(jobs.Job{Name: "request-log-retention", Every: time.Hour, Run: func(ctx context.Context, now time.Time) error {
+		// In batches of 2,000 rows per commit until none is left, so a busy day's logs (millions
+		// of rows) are removed within the hour without holding the writer.
+		if _, err := s.db.DeleteInBatches(ctx, 2000, func(tx *db.Tx, limit int) (int64, error) {
+			return tx.DeleteRequestLogsBefore(now.Add(-requestLogRetention).Unix(), limit)
+		}); err != nil {
+			return err
+		}
 		return s.db.Write(ctx, func(tx *db.Tx) error {
-			_, err := tx.DeleteRequestLogsBefore(now.Add(-requestLogRetention).Unix(), 50000)
-			if err != nil {
-				return err
-			}
-			if _, err = tx.DeleteIdleDashboardSessions(now.Add(-core.SessionIdle).Unix()); err != nil {
+			if _, err := tx.DeleteIdleDashboardSessions(now.Add(-core.SessionIdle).Unix()); err != nil {
 				return err
 			}
 			return tx.DeleteStaleSigninIPs(now.Add(-core.SigninIPWindow).Unix())

@@ -85,3 +85,40 @@ func TestEmailSubscriptionDunningEndToEnd(t *testing.T) {
 	e.travel(end.Add(60 * 24 * time.Hour))
 	is.Equal(len(e.mailbox(e.Test, "to="+to+"&limit=100")), total)
 }
+
+// TestEmailInvoiceOverdueNotice: a send_invoice invoice still open at its due instant e-mails
+// the customer an overdue notice once, at that instant, in their language and zone, with the
+// late terms and the links to pay; paying it first sends none.
+func TestEmailInvoiceOverdueNotice(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	const to = "atraso@example.com"
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": to, "name": "Ana Souza", "timezone": "America/Manaus"}).Str("id")
+	price := e.coPrice(e.Test, "Plano", 100000, map[string]any{"interval": "month"})
+	sub := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "collection_method": "send_invoice",
+		"days_until_due": 3, "fine_rate": 150, "interest_rate": 100})
+	inv := e.Do("GET", "/v1/invoices/"+sub.Str("latest_invoice"), e.Test, nil)
+	due := inv.Time("due_date")
+
+	e.travel(due.Add(-2 * time.Second))
+	is.Equal(len(e.mailbox(e.Test, "to="+to+"&kind=invoice_overdue")), 0)
+	e.travel(due)
+	got := e.mailbox(e.Test, "to="+to+"&kind=invoice_overdue")
+	is.Equal(len(got), 1)
+	is.Equal(got[0]["related_object"], inv.Str("id"))
+	is.Equal(got[0]["locale"], "pt-BR")
+	text := got[0]["text"].(string)
+	manaus, _ := time.LoadLocation("America/Manaus")
+	is.True(strings.Contains(text, email.FormatTime(pages.PtBR, due, manaus)))
+	is.True(strings.Contains(text, "multa de 1,5% e juros de 1% ao mês"))
+	is.True(strings.Contains(text, inv.Str("hosted_invoice_url")))
+	e.travel(due.Add(10 * 24 * time.Hour))
+	is.Equal(len(e.mailbox(e.Test, "to="+to+"&kind=invoice_overdue")), 1) // once
+
+	// An invoice paid before its due instant sends no notice.
+	other := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "collection_method": "send_invoice", "days_until_due": 3})
+	pm := e.subSavedCard(cus, "4242424242424242")
+	is.Equal(e.Do("POST", "/v1/invoices/"+other.Str("latest_invoice")+"/pay", e.Test, map[string]any{"payment_method": pm}).Status, 200)
+	e.travel(e.Clock.Now().Add(4 * 24 * time.Hour))
+	is.Equal(len(e.mailbox(e.Test, "to="+to+"&kind=invoice_overdue")), 1)
+}

@@ -70,6 +70,9 @@ func (s *Server) handleHostedInvoice() http.Handler {
 		p := s.invoicePage(r, v, secret, lang)
 		if code := r.URL.Query().Get("e"); code != "" {
 			p.Message = lang.DeclineText(code, "")
+			if m := p.ParamMessage(r.URL.Query().Get("p")); m != "" {
+				p.Message = m // the boleto's payer data: say which is missing or invalid
+			}
 		}
 		s.render(w, r, http.StatusOK, pages.InvoiceHosted(p))
 	})
@@ -123,6 +126,17 @@ func (s *Server) handleHostedInvoicePay() http.Handler {
 			hp.Card = &payments.CardParams{Number: strings.ReplaceAll(r.PostForm.Get("number"), " ", ""), ExpMonth: month, ExpYear: year,
 				CVC: r.PostForm.Get("cvc"), HolderName: r.PostForm.Get("holder_name")}
 		}
+		if hp.Method == domain.MethodBoleto {
+			// The payer's CPF/CNPJ and address, asked on the page when the customer has none.
+			if d := strings.TrimSpace(r.PostForm.Get("document")); d != "" {
+				hp.Document = &d
+			}
+			if line1 := strings.TrimSpace(r.PostForm.Get("line1")); line1 != "" {
+				hp.Address = &domain.Address{Line1: line1, Number: strings.TrimSpace(r.PostForm.Get("address_number")),
+					Neighborhood: strings.TrimSpace(r.PostForm.Get("neighborhood")), City: strings.TrimSpace(r.PostForm.Get("city")),
+					State: strings.TrimSpace(r.PostForm.Get("state")), PostalCode: strings.TrimSpace(r.PostForm.Get("postal_code")), Country: "BR"}
+			}
+		}
 		svc := s.invoiceService()
 		err = s.hostedWrite(r.Context(), func(tx *db.Tx) error {
 			_, err := svc.PayHosted(tx, s.hostedActor(r, v.scope), v.inv.ID, hp)
@@ -140,6 +154,9 @@ func (s *Server) handleHostedInvoicePay() http.Handler {
 				code = "processing_error"
 			}
 			target += "&e=" + url.QueryEscape(code)
+			if e.Param != "" {
+				target += "&p=" + url.QueryEscape(e.Param)
+			}
 		}
 		http.Redirect(w, r, target, http.StatusSeeOther)
 	})

@@ -127,3 +127,38 @@ func TestHostedInvoicePage(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/payment-intents/"+again.Str("payment_intent"), e.Test, nil).Num("amount"), int64(102100))
 	is.Equal(e.Do("GET", "/v1/payment-intents/"+first.Str("payment_intent"), e.Test, nil).Str("status"), "canceled")
 }
+
+// TestHostedInvoiceBoletoAsksForThePayer: a customer without a CPF/CNPJ or address asking for a
+// boleto on the hosted invoice page is asked for them on the page (they are used for this
+// boleto, not saved on the customer); a missing or invalid one says which, instead of a generic
+// error that retrying cannot fix.
+func TestHostedInvoiceBoletoAsksForThePayer(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza"}).Str("id")
+	r := e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 5,
+		"lines": []any{map[string]any{"amount": 25000, "description": "Consultoria"}}})
+	f := e.Do("POST", "/v1/invoices/"+r.Str("id")+"/finalize", e.Test, nil)
+	is.Equal(f.Status, 200)
+	id := f.Str("id")
+	b := e.newBrowser(t)
+	pg := b.get(hostedPath(t, f.Str("hosted_invoice_url")))
+	is.True(pg.testID("invoice-boleto-payer"))
+	secret := pg.hidden().Get("s")
+
+	res := b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}})
+	is.Equal(res.Status, 303)
+	is.Equal(b.get(res.Location).textOf("invoice-error"), "Para gerar o boleto, informe um CPF ou CNPJ válido.")
+	res = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}, "document": {"529.982.247-25"}})
+	is.Equal(b.get(res.Location).textOf("invoice-error"), "Para gerar o boleto, informe o endereço completo (rua, número, cidade, UF e CEP).")
+	res = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}, "document": {"111.111.111-12"}, "line1": {"Rua das Flores"},
+		"address_number": {"100"}, "city": {"São Paulo"}, "state": {"SP"}, "postal_code": {"01001-000"}})
+	is.Equal(b.get(res.Location).textOf("invoice-error"), "Para gerar o boleto, informe um CPF ou CNPJ válido.")
+
+	res = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}, "document": {"529.982.247-25"}, "line1": {"Rua das Flores"},
+		"address_number": {"100"}, "neighborhood": {"Centro"}, "city": {"São Paulo"}, "state": {"SP"}, "postal_code": {"01001-000"}})
+	is.Equal(res.Status, 303)
+	is.True(!strings.Contains(res.Location, "e="))
+	is.True(b.get(res.Location).testID("invoice-boleto"))
+	is.Equal(e.Do("GET", "/v1/customers/"+cus, e.Test, nil).Body["document"], nil) // not saved on the customer
+}

@@ -132,9 +132,13 @@ func (q *requestLogQueue) flushLoop(s *Server) {
 			return
 		}
 		q.mu.Unlock()
+		rows := make([]db.RequestLogRow, len(batch))
+		for i, l := range batch { // compress the bodies here, not on the single writer
+			rows[i] = db.PrepareRequestLog(l.scope, l.entry)
+		}
 		err := s.db.Write(context.Background(), func(tx *db.Tx) error {
-			for _, l := range batch {
-				if err := tx.InsertRequestLog(l.scope, l.entry); err != nil {
+			for _, r := range rows {
+				if err := tx.InsertRequestLogRow(r); err != nil {
 					return err
 				}
 			}

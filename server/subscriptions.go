@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"troco/server/billing"
 	"troco/server/domain"
 	"troco/server/jobs"
+	"troco/server/payments"
 )
 
 // billingService is the recurring billing operations over this server's payments engine.
@@ -91,8 +93,10 @@ func (s *Server) renewOneByOne(ctx context.Context, svc *billing.Service, now ti
 }
 
 // billingMutate is mutate for billing operations: a live card charge the operation reserved (the
-// first invoice of a new subscription, a final invoice) is made once the answer is committed, and
-// its outcome reaches the subscription through its invoice (and the webhooks) right after.
+// first invoice of a new subscription, a final invoice) is made once the reservation commits,
+// and the answer is applied before the request is answered, so the response (and the response
+// stored for an Idempotency-Key) shows the subscription as the charge left it: active, not
+// incomplete. More than one reservation (none today) is made after answering instead.
 func (s *Server) billingMutate(w http.ResponseWriter, r *http.Request, op func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error)) {
 	s.billingMutateAs(w, r, http.StatusOK, op)
 }
@@ -100,9 +104,38 @@ func (s *Server) billingMutate(w http.ResponseWriter, r *http.Request, op func(s
 // billingMutateAs is billingMutate answering ok on success (/api/v1: 201 on creation).
 func (s *Server) billingMutateAs(w http.ResponseWriter, r *http.Request, ok int, op func(svc *billing.Service, tx *db.Tx, a domain.Actor) (any, error)) {
 	svc := s.billingService()
+	var reserved *billing.PendingCall
+	var first any
 	s.mutateAs(w, r, ok, func(tx *db.Tx, a domain.Actor) (any, error) {
+		if reserved != nil {
+			// The run after the call: apply its answer, answer the object as it is now.
+			if err := svc.ApplyCall(tx, *reserved); err != nil {
+				return nil, err
+			}
+			svc.TakePending() // an unknown outcome reserved again: the reconciliation follows it
+			sub, err := billing.Get(tx, a.Scope, reserved.Subscription())
+			if err != nil {
+				return nil, err
+			}
+			switch first.(type) {
+			case *domain.Subscription:
+				return sub, nil
+			case json.RawMessage: // /api/v1's shape of the subscription
+				return shaped(sub), nil
+			}
+			return first, nil
+		}
 		svc.TakePending() // a rolled-back earlier run reserved nothing
-		return op(svc, tx, a)
+		res, err := op(svc, tx, a)
+		if err != nil {
+			return res, err
+		}
+		if len(svc.Reserved()) == 1 {
+			c := svc.TakePending()[0]
+			reserved, first = &c, res
+			return nil, payments.PendingError(c.Pending())
+		}
+		return res, nil
 	})
 	if calls := svc.TakePending(); len(calls) > 0 {
 		if err := svc.ExecutePending(context.WithoutCancel(r.Context()), s.db, calls); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -399,8 +400,15 @@ func TestSubscriptionCancelPauseResume(t *testing.T) {
 
 	// At period end.
 	a := mk()
-	is.Equal(e.Do("POST", "/v1/subscriptions/"+a, e.Test, map[string]any{"cancel_at_period_end": true}).Str("status"), "active")
+	set := e.Do("POST", "/v1/subscriptions/"+a, e.Test, map[string]any{"cancel_at_period_end": true})
+	is.Equal(set.Str("status"), "active")
 	end := e.sub(a).Time("current_period_end")
+	is.Equal(set.Time("cancel_at"), end) // Stripe's convention: cancel_at is when it will end
+	unset := e.Do("POST", "/v1/subscriptions/"+a, e.Test, map[string]any{"cancel_at_period_end": false})
+	is.Equal(unset.Body["cancel_at"], nil)
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+a, e.Test, map[string]any{"cancel_at_period_end": true}).Time("cancel_at"), end)
+	created := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm, "cancel_at_period_end": true})
+	is.Equal(created.Time("cancel_at"), created.Time("current_period_end"))
 	e.travel(end)
 	s := e.sub(a)
 	is.Equal(s.Str("status"), "canceled")
@@ -417,6 +425,11 @@ func TestSubscriptionCancelPauseResume(t *testing.T) {
 	final := e.Do("GET", "/v1/invoices/"+c.Str("latest_invoice"), e.Test, nil)
 	is.Equal(final.Str("billing_reason"), "subscription_update")
 	is.Equal(final.Num("amount_due"), int64(0))
+	// The final invoice's balancing line does not promise a next invoice that will never come.
+	for _, l := range final.Body["lines"].(map[string]any)["data"].([]any) {
+		d, _ := l.(map[string]any)["description"].(string)
+		is.True(!strings.Contains(d, "next invoice")) // a canceled subscription has no next invoice
+	}
 	// Twice: 409, and a canceled subscription cannot be updated.
 	is.Equal(e.Do("POST", "/v1/subscriptions/"+b+"/cancel", e.Test, nil).Status, 409)
 	u := e.Do("POST", "/v1/subscriptions/"+b, e.Test, map[string]any{"metadata": map[string]string{"k": "v"}})
@@ -676,4 +689,34 @@ func TestSubscriptionJobIsolatesFailure(t *testing.T) {
 	is.Equal(len(e.subInvoices(ids[2])), 2)
 	is.Equal(e.sub(broken).Time("current_period_end"), end) // not renewed, not lost: retried later
 	is.Equal(e.sub(broken).Str("status"), "active")
+}
+
+// TestProrationLineDateIsTheCustomersDay: a proration line names the day of the change as the
+// customer sees it (their zone), not the UTC date: at 02:00Z it is still the day before in Manaus.
+func TestProrationLineDateIsTheCustomersDay(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "timezone": "America/Manaus"}).Str("id")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano", 4990, map[string]any{"interval": "month"})
+	sub := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm})
+	now := e.Clock.Now().UTC()
+	at := time.Date(now.Year(), now.Month(), now.Day(), 2, 0, 0, 0, time.UTC).Add(10 * 24 * time.Hour)
+	e.travel(at)
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+sub.Str("id"), e.Test, map[string]any{"quantity": 2}).Status, 200)
+	e.travel(e.sub(sub.Str("id")).Time("current_period_end"))
+	inv := e.Do("GET", "/v1/invoices/"+e.sub(sub.Str("id")).Str("latest_invoice"), e.Test, nil)
+	var descs []string
+	for _, l := range inv.Body["lines"].(map[string]any)["data"].([]any) {
+		descs = append(descs, l.(map[string]any)["description"].(string))
+	}
+	want := "(from " + at.Add(-4*time.Hour).Format("2006-01-02") + ")"
+	found := false
+	for _, d := range descs {
+		if len(d) > len(want) && d[:17] == "Remaining time on" {
+			is.Equal(d[len(d)-len(want):], want)
+			found = true
+		}
+	}
+	is.True(found)
 }

@@ -355,6 +355,9 @@ func (svc *Service) Start(tx *db.Tx, a domain.Actor, sub *domain.Subscription, o
 		sub.BillingCycleAnchor = domain.At(now)
 		sub.CurrentPeriodEnd = domain.At(domain.AddInterval(now, cycle(sub), 1))
 	}
+	if sub.CancelAtPeriodEnd {
+		sub.CancelAt = sub.CurrentPeriodEnd // Stripe's convention: cancel_at shows when it ends
+	}
 	switch {
 	case o.Bill && !o.TrialEnd.IsZero():
 		sub.Status = domain.SubscriptionTrialing

@@ -90,6 +90,18 @@ type PendingCall struct {
 	p     *payments.Pending
 }
 
+// Pending is the reserved call, for an adapter that makes it itself (payments.PendingError).
+func (c PendingCall) Pending() *payments.Pending { return c.p }
+
+// Subscription is the id of the subscription whose invoice the call pays.
+func (c PendingCall) Subscription() string { return c.sub }
+
+// ApplyCall applies the recorded answer of a reserved call to its subscription (Apply).
+func (svc *Service) ApplyCall(tx *db.Tx, c PendingCall) error { return svc.Apply(tx, c.scope, c.sub) }
+
+// Reserved returns the processor calls reserved since the last TakePending, keeping them.
+func (svc *Service) Reserved() []PendingCall { return svc.pending }
+
 // TakePending returns and forgets the processor calls reserved since the last call; the caller
 // makes them once its transaction committed (and drops them if it rolled back).
 func (svc *Service) TakePending() []PendingCall {

@@ -126,16 +126,24 @@ func (svc *Service) KeepForCustomer(tx *db.Tx, a domain.Actor, customer, id stri
 }
 
 // ReplaceCard saves a card for the customer through a setup intent (the card's verification
-// outcomes apply) and makes it the default payment method of every running subscription of the
-// customer.
-func (svc *Service) ReplaceCard(tx *db.Tx, a domain.Actor, customer string, card *payments.CardParams) (*domain.PaymentMethod, error) {
-	si, err := svc.Payments.CreateSetupIntent(tx, a, payments.SetupIntentParams{Customer: customer})
+// outcomes apply; in live mode the card processor saves it on the two-phase path) and makes it
+// the default payment method of every running subscription of the customer. setupIntent
+// carries the setup intent between the runs of a live save: empty on the first run, which
+// creates it; the run that follows the processor's answer confirms the same one again.
+func (svc *Service) ReplaceCard(tx *db.Tx, a domain.Actor, customer string, card *payments.CardParams, setupIntent *string) (*domain.PaymentMethod, error) {
+	if *setupIntent == "" {
+		si, err := svc.Payments.CreateSetupIntent(tx, a, payments.SetupIntentParams{Customer: customer})
+		if err != nil {
+			return nil, err
+		}
+		*setupIntent = si.ID
+	}
+	si, err := svc.Payments.ConfirmSetupIntent(tx, a, *setupIntent, payments.SetupConfirmParams{Card: card})
 	if err != nil {
 		return nil, err
 	}
-	si, err = svc.Payments.ConfirmSetupIntent(tx, a, si.ID, payments.SetupConfirmParams{Card: card})
-	if err != nil {
-		return nil, err
+	if si.Status == domain.SetupStatusProcessing {
+		return nil, domain.Conflict("processor_call_in_progress", "The card is still being saved with the card processor. Reload this page in a minute to see it.")
 	}
 	if si.PaymentMethod == nil || si.Status != domain.SetupStatusSucceeded {
 		return nil, &domain.Error{Status: http.StatusPaymentRequired, Type: domain.TypeCard, Code: "card_declined", Message: "The card could not be saved."}

@@ -17,8 +17,10 @@ const settleCheck = 5 * time.Minute
 
 // buildInvoice makes the draft invoice of the subscription's current period (not stored): one
 // line per item (zero during a trial), the proration lines waiting in st, the coupon's discount.
-// A credit larger than the charges is carried to the next invoice, so a total is never negative.
-func buildInvoice(tx *db.Tx, s domain.Scope, sub *domain.Subscription, st *state, reason string, start, end time.Time) (*domain.Invoice, *state, error) {
+// A credit larger than the charges is carried to the next invoice, so a total is never negative;
+// on a subscription's final invoice (final) there is no next invoice and the balancing line says
+// the credit is dropped.
+func buildInvoice(tx *db.Tx, s domain.Scope, sub *domain.Subscription, st *state, reason string, start, end time.Time, final bool) (*domain.Invoice, *state, error) {
 	next := *st
 	now := domain.At(tx.Now)
 	inv := &domain.Invoice{
@@ -51,6 +53,9 @@ func buildInvoice(tx *db.Tx, s domain.Scope, sub *domain.Subscription, st *state
 		// Carry the credit: a line that brings this invoice to zero and the same amount, negative,
 		// waiting for the next one.
 		d := "Credit carried to the next invoice"
+		if final {
+			d = "Unused credit not carried: the subscription has ended (refund the charge to return it)"
+		}
 		lines = append(lines, domain.InvoiceLine{ID: domain.NewID(domain.PrefixLineItem), Object: "line_item", Description: &d, Quantity: 1,
 			UnitAmount: -subtotal, SubtotalAmount: -subtotal, TotalAmount: -subtotal})
 		c := "Credit from the previous invoice"
@@ -101,7 +106,7 @@ func couponApplies(c *domain.Coupon, st *state, start time.Time) bool {
 
 // billPeriod stores the draft invoice of the current period and points latest_invoice at it.
 func (svc *Service) billPeriod(tx *db.Tx, a domain.Actor, sub *domain.Subscription, st *state, reason string) (*domain.Invoice, error) {
-	inv, next, err := buildInvoice(tx, a.Scope, sub, st, reason, sub.CurrentPeriodStart.Time, sub.CurrentPeriodEnd.Time)
+	inv, next, err := buildInvoice(tx, a.Scope, sub, st, reason, sub.CurrentPeriodStart.Time, sub.CurrentPeriodEnd.Time, false)
 	if err != nil {
 		return nil, err
 	}
@@ -604,7 +609,7 @@ func (svc *Service) EmitUpcoming(tx *db.Tx, a domain.Actor, id string) error {
 func emitUpcoming(tx *db.Tx, a domain.Actor, sub *domain.Subscription, st *state) error {
 	end := sub.CurrentPeriodEnd.Time
 	next := domain.NextPeriodEnd(sub.BillingCycleAnchor.Time, cycle(sub), end)
-	preview, _, err := buildInvoice(tx, a.Scope, sub, st, domain.BillingSubscriptionCycle, end, next)
+	preview, _, err := buildInvoice(tx, a.Scope, sub, st, domain.BillingSubscriptionCycle, end, next, false)
 	if err != nil {
 		return err
 	}

@@ -95,6 +95,11 @@ func (svc *Service) Update(tx *db.Tx, a domain.Actor, id string, p UpdateParams)
 	}
 	if p.CancelAtPeriodEnd != nil {
 		sub.CancelAtPeriodEnd = *p.CancelAtPeriodEnd
+		// Stripe's convention: cancel_at is the instant a subscription set to cancel will end.
+		sub.CancelAt = domain.Time{}
+		if sub.CancelAtPeriodEnd {
+			sub.CancelAt = sub.CurrentPeriodEnd
+		}
 	}
 	if p.Coupon.Set {
 		if p.Coupon.Null || p.Coupon.V == "" {
@@ -264,6 +269,12 @@ func prorations(tx *db.Tx, s domain.Scope, sub *domain.Subscription, old, next [
 	if remaining <= 0 {
 		return nil
 	}
+	// The date a line names is the customer's civil date (its invoice renders in their zone).
+	var cus *domain.Customer
+	if c, err := tx.FindCustomerByID(s, sub.Customer); err == nil {
+		cus = c
+	}
+	from := tx.Now.In(domain.CustomerZone(cus)).Format("2006-01-02")
 	same := func(a, b domain.SubscriptionItem) bool { return a.Price.ID == b.Price.ID && a.Quantity == b.Quantity }
 	var out []domain.InvoiceLine
 	line := func(it domain.SubscriptionItem, sign int64, what string) {
@@ -272,7 +283,7 @@ func prorations(tx *db.Tx, s domain.Scope, sub *domain.Subscription, old, next [
 			return
 		}
 		price, product := it.Price, it.Price.Product
-		d := fmt.Sprintf("%s %s (from %s)", what, describe(it, tx, s), tx.Now.UTC().Format("2006-01-02"))
+		d := fmt.Sprintf("%s %s (from %s)", what, describe(it, tx, s), from)
 		out = append(out, domain.InvoiceLine{ID: domain.NewID(domain.PrefixLineItem), Object: "line_item", Description: &d, Price: &price, Product: &product,
 			Quantity: 1, UnitAmount: amount, SubtotalAmount: amount, TotalAmount: amount})
 	}
@@ -333,7 +344,7 @@ func (svc *Service) end(tx *db.Tx, a domain.Actor, sub *domain.Subscription, at 
 	if p.InvoiceNow != nil && *p.InvoiceNow && len(st.Pending) > 0 {
 		inv, nextSt, err := buildInvoice(tx, a.Scope, &domain.Subscription{ID: sub.ID, Currency: sub.Currency, Customer: sub.Customer,
 			CollectionMethod: sub.CollectionMethod, Livemode: sub.Livemode, DaysUntilDue: sub.DaysUntilDue, FineRate: sub.FineRate, InterestRate: sub.InterestRate},
-			st, domain.BillingSubscriptionUpdate, sub.CurrentPeriodStart.Time, at)
+			st, domain.BillingSubscriptionUpdate, sub.CurrentPeriodStart.Time, at, true)
 		if err != nil {
 			return err
 		}

@@ -168,32 +168,57 @@ func (svc *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParam
 	return cs, svc.complete(tx, a, cs, &before, customer, pi, pm)
 }
 
+// sessionSetupIntent returns the setup intent that saves the card of a free subscription
+// session, creating it for customer on the first confirmation (linked to the session, so the
+// run that applies a live processor's answer finds it, and its customer, again).
+func (svc *Service) sessionSetupIntent(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, customer string) (*domain.SetupIntent, error) {
+	si, err := tx.FindCheckoutSetupIntent(a.Scope, cs.ID)
+	if err == nil && si.Status != domain.SetupStatusSucceeded {
+		return si, nil
+	}
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return nil, err
+	}
+	si, err = svc.Payments.CreateSetupIntent(tx, a, payments.SetupIntentParams{Customer: customer,
+		Metadata: domain.Opt[map[string]string]{Set: true, V: map[string]string{"checkout_session": cs.ID}}})
+	if err != nil {
+		return nil, err
+	}
+	return si, tx.LinkSetupIntentToCheckout(a.Scope, si.ID, cs.ID)
+}
+
 // completeFree completes a session with nothing to charge now: no_payment_required, or a
 // subscription whose first charge waits for a trial (the card is saved first when
 // payment_method_collection is always).
 func (svc *Service) completeFree(tx *db.Tx, a domain.Actor, cs *domain.CheckoutSession, before *domain.CheckoutSession, p ConfirmParams) (*domain.CheckoutSession, error) {
-	customer, err := svc.resolveCustomer(tx, a, cs, p.BillingAddress)
-	if err != nil {
+	var customer string
+	if si, err := tx.FindCheckoutSetupIntent(a.Scope, cs.ID); err == nil && si.Customer != nil {
+		customer = *si.Customer // an earlier run of this confirmation resolved it
+	} else if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return nil, err
+	} else if customer, err = svc.resolveCustomer(tx, a, cs, p.BillingAddress); err != nil {
 		return nil, err
 	}
 	var pmID *string
 	if cs.Mode == domain.CheckoutModeSubscription && cs.PaymentMethodCollection == "always" {
-		if p.Card == nil && p.PaymentMethod == "" {
-			return nil, domain.Missing("card")
-		}
-		id := p.PaymentMethod
-		if p.Card != nil {
-			pm, err := svc.Payments.CreatePaymentMethod(tx, a, payments.PaymentMethodParams{Type: domain.MethodCreditCard, Card: p.Card})
-			if err != nil {
-				return nil, err
-			}
-			id = pm.ID
-		}
-		pm, err := svc.Payments.AttachPaymentMethod(tx, a, id, payments.AttachParams{Customer: customer})
+		si, err := svc.sessionSetupIntent(tx, a, cs, customer)
 		if err != nil {
 			return nil, err
 		}
-		pmID = &pm.ID
+		if si.Status == domain.SetupStatusRequiresPaymentMethod && p.Card == nil && p.PaymentMethod == "" {
+			return nil, domain.Missing("card")
+		}
+		// The card is saved through a setup intent: verified in the sandbox, saved with the card
+		// processor in live mode (two-phase: this confirmation runs again once the processor
+		// answered, and finds the same setup intent).
+		si, err = svc.Payments.ConfirmSetupIntent(tx, a, si.ID, payments.SetupConfirmParams{Card: p.Card, PaymentMethod: p.PaymentMethod})
+		if err != nil {
+			return nil, err // pending (live), or a decline recorded on the setup intent: the session stays open
+		}
+		if si.Status != domain.SetupStatusSucceeded || si.PaymentMethod == nil {
+			return nil, domain.Conflict("processor_call_in_progress", "The card is still being saved with the card processor; confirm this checkout session again in a minute.")
+		}
+		pmID = si.PaymentMethod
 	}
 	return cs, svc.complete(tx, a, cs, before, customer, nil, pmID)
 }

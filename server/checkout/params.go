@@ -79,6 +79,9 @@ func (c *Config) apply(cs *domain.CheckoutSession, mode string) error {
 		if *v != "always" && *v != "if_required" {
 			return domain.Invalid("payment_method_collection", "payment_method_collection must be always or if_required.")
 		}
+		if *v == "if_required" && mode == domain.CheckoutModePayment {
+			return domain.Invalid("payment_method_collection", "payment_method_collection if_required is for subscription mode (a recurring price in line_items): a payment session always collects a payment method when something is due.")
+		}
 		cs.PaymentMethodCollection = *v
 	}
 	cs.SubmitType = "auto"

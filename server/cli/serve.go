@@ -433,11 +433,6 @@ func serve(ctx context.Context, env Env, args []string) error {
 		mailbox = srv.MailboxLink(cfg.baseURL, org.ID)
 	}
 	printBanner(env, cfg, org, bootKey, caPath, unshown, mailbox)
-	if bootKey != nil && cfg.sandboxKey == "" {
-		if err := store.Write(ctx, func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
-			return err
-		}
-	}
 	if metricsSrv != nil {
 		fmt.Fprintf(env.Stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
@@ -447,6 +442,12 @@ func serve(ctx context.Context, env Env, args []string) error {
 	} else if owner != nil {
 		fmt.Fprintf(env.Stdout, "dashboard: %s/dashboard (a new one-time sign-in link for %s: troco user signin-link %s --db %s)\n",
 			cfg.baseURL, owner.Email, owner.ID, db.Display(cfg.dbPath))
+	}
+	if bootKey != nil && cfg.sandboxKey == "" {
+		// The banner is out: record that even if a shutdown began meanwhile (not ctx).
+		if err := store.Write(context.WithoutCancel(ctx), func(tx *db.Tx) error { return tx.DeleteSetting(bootstrapKeyUnshownSetting) }); err != nil {
+			return err
+		}
 	}
 	if liveSetup.pix != nil {
 		// The PSP posts each received PIX to this URL + "/pix", with its client certificate.
@@ -639,14 +640,19 @@ func secureDataDir(dir string, log *slog.Logger) error {
 // registerJobs adds the background jobs of the foundation.
 func registerJobs(r *jobs.Runner, store *db.DB) {
 	r.Add(jobs.Job{Name: "expire-idempotency-keys", Every: time.Minute, Run: func(ctx context.Context, now time.Time) error {
-		return store.Write(ctx, func(tx *db.Tx) error {
-			if _, err := tx.DeleteExpiredIdempotencyKeys(now.Add(-24*time.Hour).Unix(), 5000); err != nil {
-				return err
-			}
-			return tx.DeleteExpiredIdempotencySlots()
+		_, err := store.DeleteInBatches(ctx, 2000, func(tx *db.Tx, limit int) (int64, error) {
+			return tx.DeleteExpiredIdempotencyKeys(now.Add(-IdempotencyRetention).Unix(), limit)
 		})
+		if err != nil {
+			return err
+		}
+		return store.Write(ctx, func(tx *db.Tx) error { return tx.DeleteExpiredIdempotencySlots() })
 	}})
 }
+
+// IdempotencyRetention is how long a stored response answers a retry with the same
+// Idempotency-Key; the job deletes older ones every minute.
+const IdempotencyRetention = 24 * time.Hour
 
 // masterKeyCheckSetting holds a value sealed with the master key the database was first served
 // with, so that serve notices a data dir whose master.key is not that one.

@@ -568,6 +568,25 @@ var billingTriggers = map[string]triggerFunc{
 		_, err = k.billing().Resume(tx, a, sub.ID)
 		return err
 	},
+	// invoice.overdue: a send_invoice invoice due a second ago, finalized unpaid; the overdue
+	// job's step runs at once (it also handles any other invoice already due).
+	"invoice.overdue": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
+		c, err := triggerCustomer(tx, a)
+		if err != nil {
+			return err
+		}
+		due := tx.Now.Add(-time.Second).UTC().Format(time.RFC3339)
+		inv, err := invoices.Create(tx, a, invoices.CreateParams{Customer: &c.ID, CollectionMethod: ptr("send_invoice"), DueDate: &due,
+			Lines: []invoices.LineParams{{Amount: ptr(int64(1990)), Description: ptr("Troco Trigger")}}, Metadata: map[string]string{"source": "troco trigger"}})
+		if err != nil {
+			return err
+		}
+		if _, err := invoices.Finalize(tx, a, inv.ID); err != nil {
+			return err
+		}
+		_, err = invoices.RunOverdue(tx, tx.Now, 100)
+		return err
+	},
 	"invoice.upcoming": func(tx *db.Tx, a domain.Actor, k *triggerKit) error {
 		sub, err := k.subscription(tx, a, nil)
 		if err != nil {

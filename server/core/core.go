@@ -4,9 +4,7 @@
 package core
 
 import (
-	"encoding/json"
 	"errors"
-	"reflect"
 
 	"troco/db"
 	"troco/server/domain"
@@ -29,28 +27,6 @@ func emit(tx *db.Tx, a domain.Actor, typ string, obj, prev any) error {
 // Emit writes an event; exported for the packages that own other resources.
 func Emit(tx *db.Tx, a domain.Actor, typ string, obj, prev any) error {
 	return emit(tx, a, typ, obj, prev)
-}
-
-// diff returns the old values of top-level fields that differ between before and after.
-func diff(before, after any) map[string]any {
-	b, a := toMap(before), toMap(after)
-	out := map[string]any{}
-	for k, av := range a {
-		if k == "updated_at" {
-			continue
-		}
-		if bv, ok := b[k]; !ok || !reflect.DeepEqual(av, bv) {
-			out[k] = b[k]
-		}
-	}
-	return out
-}
-
-func toMap(v any) map[string]any {
-	raw, _ := json.Marshal(v)
-	m := map[string]any{}
-	_ = json.Unmarshal(raw, &m)
-	return m
 }
 
 // notFound converts db.ErrNotFound to a 404 for kind/id named by param.

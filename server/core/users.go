@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/argon2"
@@ -207,7 +208,7 @@ func MatchPassword(users []*domain.User, password string) []*domain.User {
 		}
 	}
 	if len(users) == 0 {
-		CheckPassword(dummyHash, password)
+		CheckPassword(dummyHash(), password)
 	}
 	return out
 }
@@ -235,7 +236,10 @@ func RecordSignin(tx *db.Tx, users []*domain.User, matched []*domain.User) (*dom
 	return nil, ErrSigninFailed
 }
 
-var dummyHash = HashPassword("not a password of anybody")
+// dummyHash is checked when no account matches, so that a sign-in takes as long either way. It
+// is made on first use, not at start: an argon2id hash takes 64 MiB and, on a busy machine, a
+// second, which every process start (and the CLI's every command) would otherwise pay.
+var dummyHash = sync.OnceValue(func() string { return HashPassword("not a password of anybody") })
 
 // NewSessionToken returns a random browser session token.
 func NewSessionToken() string { return randomToken() }

@@ -16,12 +16,13 @@ const (
 	EmailInvoice              = "invoice"
 	EmailInvoiceUpcoming      = "invoice_upcoming"
 	EmailPaymentFailed        = "payment_failed"
+	EmailInvoiceOverdue       = "invoice_overdue"
 	EmailSubscriptionCanceled = "subscription_canceled"
 	EmailRefund               = "refund"
 )
 
 // EmailKinds lists every kind, in the order the API reference prints them.
-var EmailKinds = []string{EmailReceipt, EmailBoleto, EmailPix, EmailInvoice, EmailInvoiceUpcoming, EmailPaymentFailed, EmailSubscriptionCanceled, EmailRefund}
+var EmailKinds = []string{EmailReceipt, EmailBoleto, EmailPix, EmailInvoice, EmailInvoiceUpcoming, EmailPaymentFailed, EmailInvoiceOverdue, EmailSubscriptionCanceled, EmailRefund}
 
 // Email statuses: pending until the mailer handles it, then sent (delivered to the SMTP server,
 // or stored in the sandbox mailbox in test mode), skipped (never sent; skip_reason says why) or
@@ -139,6 +140,10 @@ func EmailForEvent(typ string, obj any, changed map[string]any) (EmailTrigger, b
 			return EmailTrigger{EmailInvoiceUpcoming, related}, true
 		case "invoice.payment_failed":
 			return EmailTrigger{EmailPaymentFailed, o.ID}, true
+		case "invoice.overdue":
+			// The overdue notice, at the due instant (the start of the 24-hour periods that
+			// count fines and interest).
+			return EmailTrigger{EmailInvoiceOverdue, o.ID}, true
 		}
 	case *Subscription:
 		if typ == "customer.subscription.deleted" || typ == "subscription.deleted" {

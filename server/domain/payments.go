@@ -23,8 +23,10 @@ const (
 // Setup intent statuses.
 const (
 	SetupStatusRequiresPaymentMethod = "requires_payment_method"
-	SetupStatusSucceeded             = "succeeded"
-	SetupStatusCanceled              = "canceled"
+	// SetupStatusProcessing: a live card is being saved with the card processor.
+	SetupStatusProcessing = "processing"
+	SetupStatusSucceeded  = "succeeded"
+	SetupStatusCanceled   = "canceled"
 )
 
 // Payment method types (CONTRACT 4).

@@ -2,6 +2,7 @@ package email
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -110,7 +111,7 @@ func Build(in Input) (Content, error) {
 			c.Facts = append(c.Facts, Fact{t(l, "description"), *pi.Description})
 		}
 		c.CodeLabel, c.Code, c.QRImage = t(l, "pix_code"), p.Code, p.ImageURL
-	case domain.EmailInvoice, domain.EmailInvoiceUpcoming, domain.EmailPaymentFailed:
+	case domain.EmailInvoice, domain.EmailInvoiceUpcoming, domain.EmailPaymentFailed, domain.EmailInvoiceOverdue:
 		inv := in.Invoice
 		if inv == nil {
 			return c, ErrNotApplicable
@@ -144,6 +145,19 @@ func Build(in Input) (Content, error) {
 			c.Heading = t(l, "upcoming_heading")
 			c.Intro = []string{t(l, "upcoming_intro", on, amount)}
 			c.Facts = append(c.Facts, Fact{t(l, "renews_on"), on}, Fact{t(l, "amount"), amount})
+		case domain.EmailInvoiceOverdue:
+			due := ""
+			if at, ok := instant(inv, "due_date"); ok {
+				due = FormatTime(l, at, in.Zone)
+			}
+			c.Subject = t(l, "overdue_subject", org, amount)
+			c.Heading = t(l, "overdue_heading")
+			c.Intro = []string{t(l, "overdue_intro", amount, due)}
+			if fine, interest := num(inv, "fine_rate"), num(inv, "interest_rate"); fine > 0 || interest > 0 {
+				c.Intro = append(c.Intro, t(l, "overdue_terms", rate(l, fine), rate(l, interest)))
+			}
+			c.Intro = append(c.Intro, t(l, "overdue_pay"))
+			c.Facts = append(c.Facts, Fact{t(l, "invoice_number"), number}, Fact{t(l, "amount"), amount}, Fact{t(l, "due"), due})
 		case domain.EmailPaymentFailed:
 			c.Subject = t(l, "failed_subject", org)
 			c.Heading = t(l, "failed_heading")
@@ -276,4 +290,17 @@ func ReceiptPage(in Input) (string, error) {
 	c.Actions = nil
 	_, html, err := Render(c)
 	return html, err
+}
+
+// rate writes basis points as a percentage the language's way (200 → "2%", 150 → "1,5%").
+func rate(l pages.Lang, bps int64) string {
+	whole, frac := bps/100, bps%100
+	if frac == 0 {
+		return fmt.Sprintf("%d%%", whole)
+	}
+	sep := ","
+	if l == pages.En {
+		sep = "."
+	}
+	return strings.TrimRight(fmt.Sprintf("%d%s%02d", whole, sep, frac), "0") + "%"
 }

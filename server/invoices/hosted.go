@@ -56,6 +56,10 @@ type HostedPayParams struct {
 	Method string // credit_card, pix or boleto
 	Card   *payments.CardParams
 	Origin string
+	// Document and Address, typed on the page, are the payer's CPF/CNPJ and address for a
+	// boleto when the customer has none (they are used for this payment, not saved).
+	Document *string
+	Address  *domain.Address
 }
 
 // PayHosted pays an open invoice from its hosted page: by a card typed by the customer (an
@@ -127,6 +131,14 @@ func (svc *Service) PayHosted(tx *db.Tx, a domain.Actor, id string, p HostedPayP
 	}
 	cp := payments.ConfirmParams{PaymentMethodType: p.Method, Card: p.Card, Hosted: true, Origin: p.Origin,
 		CustomerEmail: cus.Email, CustomerName: cus.Name, CustomerDocument: cus.Document, BillingAddress: cus.Address}
+	if p.Method == domain.MethodBoleto {
+		if p.Document != nil && cus.Document == nil {
+			cp.CustomerDocument = p.Document
+		}
+		if p.Address != nil && cus.Address == nil {
+			cp.BillingAddress = p.Address
+		}
+	}
 	if p.Method == domain.MethodBoleto && !inv.DueDate.IsZero() && inv.DueDate.After(tx.Now.Add(24*time.Hour)) {
 		// The boleto falls due on the invoice's due date (its UTC civil date); once that is
 		// past, the default (three days) applies and the amount carries the fine and interest.

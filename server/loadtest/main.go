@@ -5,6 +5,7 @@
 // start and idle memory. See docs/PERFORMANCE.md.
 //
 //	go run ./server/loadtest -spawn -scenario create -runs 3
+//	go run ./server/loadtest -spawn -scenario sidebyside -runs 3   # troco and stripe-mock side by side
 //	go run ./server/loadtest -url https://127.0.0.1:8443 -cacert troco-data/ca.pem -token ch_test_… -scenario retrieve
 package main
 
@@ -50,6 +51,11 @@ type config struct {
 	replicas   int    // with pg: servers started on that one database, the connections spread over them
 	starts     int
 	idleWait   time.Duration
+
+	// stripe: the server is stripe-mock (form bodies, its paths); stripeMock is its binary or
+	// version for -scenario sidebyside.
+	stripe     bool
+	stripeMock string
 }
 
 func main() {
@@ -66,7 +72,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.cacert, "cacert", "", "PEM CA certificate that signed the server certificate")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "skip certificate verification")
 	fs.StringVar(&cfg.token, "token", "", "ch_test_… API key with read and write scopes")
-	fs.StringVar(&cfg.scenario, "scenario", "create", "create | retrieve | mixed (10% create, 80% retrieve, 10% list) | payments (create + confirm a card payment intent) | startup (needs -spawn)")
+	fs.StringVar(&cfg.scenario, "scenario", "create", "create | retrieve | mixed (10% create, 80% retrieve, 10% list) | payments (create + confirm a card payment intent) | pi-create | pi-retrieve | startup (needs -spawn) | sidebyside (needs -spawn: troco and stripe-mock, see docs/PERFORMANCE.md)")
 	fs.IntVar(&cfg.conns, "c", 32, "concurrent connections (one worker each)")
 	fs.DurationVar(&cfg.duration, "d", 10*time.Second, "measured duration (after warm-up)")
 	fs.Int64Var(&cfg.iterations, "n", 0, "measure this many scenario iterations instead of -d")
@@ -86,6 +92,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.replicas, "replicas", 1, "with -pg: start this many servers on the run's database (same master key and CA) and spread the connections over them")
 	fs.IntVar(&cfg.starts, "starts", 10, "startup scenario: number of cold starts")
 	fs.DurationVar(&cfg.idleWait, "idle", 2*time.Second, "startup scenario: idle time before reading the RSS")
+	fs.StringVar(&cfg.stripeMock, "stripe-mock", "v0.203.0", "sidebyside: a stripe-mock binary, or the version to go install into a temp GOBIN")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -96,10 +103,10 @@ func run(args []string) error {
 		return errors.New("-c and -runs must be at least 1")
 	}
 	switch cfg.scenario {
-	case "create", "retrieve", "mixed", "payments":
-	case "startup":
+	case "create", "retrieve", "mixed", "payments", "pi-create", "pi-retrieve":
+	case "startup", "sidebyside":
 		if !cfg.spawn {
-			return errors.New("-scenario startup needs -spawn")
+			return fmt.Errorf("-scenario %s needs -spawn", cfg.scenario)
 		}
 	default:
 		return fmt.Errorf("unknown -scenario %q", cfg.scenario)
@@ -167,6 +174,9 @@ func runSpawned(cfg config) error {
 	extra := strings.Fields(cfg.serveExtra)
 	if cfg.scenario == "startup" {
 		return runStartup(cfg, bin, parent, extra)
+	}
+	if cfg.scenario == "sidebyside" {
+		return runSideBySide(cfg, bin, parent, extra)
 	}
 	var results []runResult
 	for i := range cfg.runs {
@@ -389,7 +399,7 @@ func newClients(cfg config, base, cacert, token string, dials *atomic.Int64) ([]
 	out := make([]*client, cfg.conns)
 	bases := strings.Split(base, ",") // several replicas: the connections take turns
 	for i := range out {
-		out[i] = &client{hc: hc, base: strings.TrimRight(bases[i%len(bases)], "/"), token: token, idem: cfg.idem, idemSeq: &seq, runID: runID}
+		out[i] = &client{hc: hc, base: strings.TrimRight(bases[i%len(bases)], "/"), token: token, idem: cfg.idem, idemSeq: &seq, runID: runID, form: cfg.stripe}
 	}
 	return out, tr, nil
 }
@@ -425,6 +435,13 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 			return runResult{skipped: true}, nil
 		}
 		st = paymentsStep()
+	case "pi-create":
+		st = piCreateStep(cfg.stripe, pool)
+	case "pi-retrieve":
+		if err := seedIntents(clients, cfg.stripe, cfg.seedN, pool); err != nil {
+			return runResult{}, err
+		}
+		st = piRetrieveStep(cfg.stripe, pool)
 	}
 
 	recs := make([]*recorder, cfg.conns)
@@ -540,5 +557,5 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 }
 
 func order(op string) int {
-	return slices.Index([]string{"create", "retrieve", "list", "pi_create", "pi_confirm"}, op)
+	return slices.Index([]string{"create", "retrieve", "list", "pi_create", "pi_confirm", "pi_retrieve"}, op)
 }

@@ -23,6 +23,8 @@ type client struct {
 	idemSeq *atomic.Int64
 	runID   string
 	buf     bytes.Buffer
+	// form sends bodies as application/x-www-form-urlencoded (stripe-mock) instead of JSON.
+	form bool
 }
 
 // do sends one request and reads the whole answer; status 0 means a transport error.
@@ -38,6 +40,9 @@ func (c *client) do(method, path string, body []byte) (int, []byte, error) {
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+		if c.form {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
 		if c.idem {
 			req.Header.Set("Idempotency-Key", c.runID+"-"+strconv.FormatInt(c.idemSeq.Add(1), 10))
 		}
@@ -195,6 +200,69 @@ func seed(clients []*client, n int, pool *ids) error {
 				}
 				if st != http.StatusOK {
 					errc <- fmt.Errorf("seed: POST /v1/customers answered %d: %s", st, bytes.TrimSpace(b))
+					return
+				}
+				pool.add(idOf(b))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	return <-errc
+}
+
+// Payment intents on either server of the side-by-side comparison: troco's JSON API at
+// /v1/payment-intents, or stripe-mock's form-encoded /v1/payment_intents.
+func piPath(stripe bool) string {
+	if stripe {
+		return "/v1/payment_intents"
+	}
+	return "/v1/payment-intents"
+}
+
+func piBody(stripe bool, r *rand.Rand) []byte {
+	amount := 1000 + r.IntN(100_000)
+	if stripe {
+		return fmt.Appendf(nil, "amount=%d&currency=brl&payment_method_types[]=card", amount)
+	}
+	return fmt.Appendf(nil, `{"amount":%d,"currency":"brl","payment_method_types":["credit_card"]}`, amount)
+}
+
+func piCreateStep(stripe bool, pool *ids) step {
+	return func(c *client, r *rand.Rand, rec func(string, int, time.Duration)) error {
+		st, b, err := timed(c, rec, "pi_create", "POST", piPath(stripe), piBody(stripe, r))
+		if st == http.StatusOK {
+			pool.add(idOf(b))
+		}
+		return err
+	}
+}
+
+func piRetrieveStep(stripe bool, pool *ids) step {
+	return func(c *client, r *rand.Rand, rec func(string, int, time.Duration)) error {
+		_, _, err := timed(c, rec, "pi_retrieve", "GET", piPath(stripe)+"/"+pool.pick(r), nil)
+		return err
+	}
+}
+
+// seedIntents creates n payment intents and keeps their ids for retrieves.
+func seedIntents(clients []*client, stripe bool, n int, pool *ids) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errc := make(chan error, len(clients))
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(i), 43))
+			for next.Add(1) <= int64(n) {
+				st, b, err := c.do("POST", piPath(stripe), piBody(stripe, r))
+				if err != nil {
+					errc <- err
+					return
+				}
+				if st != http.StatusOK {
+					errc <- fmt.Errorf("seed: POST %s answered %d: %s", piPath(stripe), st, bytes.TrimSpace(b))
 					return
 				}
 				pool.add(idOf(b))

@@ -488,9 +488,7 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 	if err != nil {
 		return nil, fmt.Errorf("payments: authorize card: %w", err)
 	}
-	if err := tx.CreateCharge(a.Scope, ch); err != nil {
-		return nil, err
-	}
+	att.New = true // the charge is stored once, with its outcome
 	return s.finishCard(tx, a, c.org, pi, &c.before, ch, pm, res, att)
 }
 
@@ -500,9 +498,12 @@ type cardAttempt struct {
 	Capture bool `json:"capture"`
 	Save    bool `json:"save"`
 	Typed   bool `json:"typed"`
+	// New: the charge is not stored yet (the one-phase path), so finishCard inserts it with its
+	// outcome rather than updating the pending row.
+	New bool `json:"-"`
 }
 
-// finishCard records a card answer on the charge ch (already stored, pending) and its intent:
+// finishCard records a card answer on the charge ch (stored pending, or new when att.New) and its intent:
 // status, ledger, the saved card, events; a decline answers 402 with KeepChanges.
 func (s *Service) finishCard(tx *db.Tx, a domain.Actor, org *domain.Organization, pi *domain.PaymentIntent, before *domain.PaymentIntent,
 	ch *domain.Charge, pm *domain.PaymentMethod, res CardResult, att cardAttempt) (*domain.PaymentIntent, error) {
@@ -552,7 +553,11 @@ func (s *Service) finishCard(tx *db.Tx, a domain.Actor, org *domain.Organization
 		pi.Status, pi.LastPaymentError, pi.PaymentMethod = domain.PIStatusRequiresPaymentMethod, res.Decline, nil
 		chargeEvent, piEvent = "charge.failed", "payment_intent.payment_failed"
 	}
-	if err := tx.UpdateCharge(a.Scope, ch); err != nil {
+	storeCharge := tx.UpdateCharge
+	if att.New {
+		storeCharge = tx.CreateCharge
+	}
+	if err := storeCharge(a.Scope, ch); err != nil {
 		return nil, err
 	}
 	if err := tx.UpdatePaymentIntent(a.Scope, pi); err != nil {

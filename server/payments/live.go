@@ -29,6 +29,9 @@ const (
 	CallCapture   = "capture"
 	CallVoid      = "void"
 	CallRefund    = "refund"
+	// CallSaveCard saves a card with the processor for a setup intent: its payment_intent_id
+	// column holds the setup intent's id and charge_id the payment method's.
+	CallSaveCard = "save_card"
 )
 
 // Reconciliation timing: a reserved call is looked up once its answer is overdue (longer than a
@@ -50,16 +53,18 @@ type Pending struct {
 	ref    ChargeRef
 	amount int64
 	refund *RefundRequest
+	save   *SaveCardRequest
 }
 
 // callOutcome is the recorded answer of a call.
 type callOutcome struct {
 	// NotSent: the processor certainly did not act (connection refused, circuit open).
-	NotSent bool          `json:"not_sent,omitempty"`
-	Message string        `json:"message,omitempty"`
-	Card    *CardResult   `json:"card,omitempty"`
-	Async   *AsyncResult  `json:"async,omitempty"`
-	Refund  *RefundResult `json:"refund,omitempty"`
+	NotSent bool            `json:"not_sent,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Card    *CardResult     `json:"card,omitempty"`
+	Async   *AsyncResult    `json:"async,omitempty"`
+	Refund  *RefundResult   `json:"refund,omitempty"`
+	Save    *SaveCardResult `json:"save,omitempty"`
 }
 
 // Reference derives the idempotent reference a processor knows an object by from its id: 32
@@ -74,6 +79,10 @@ func pendingError(p *Pending) *domain.Error {
 	return &domain.Error{Status: http.StatusAccepted, Type: domain.TypeAPI, Code: "processor_call_pending",
 		Message: "The processor is being called; run the operation again.", KeepChanges: true, Pending: p}
 }
+
+// PendingError is the phase-1 answer naming p, for an operation that reserved a call through
+// another domain (a subscription's invoice) and hands it to its adapter's loop.
+func PendingError(p *Pending) error { return pendingError(p) }
 
 // PendingOf returns the Pending of an error from phase 1, or nil.
 func PendingOf(err error) *Pending {
@@ -211,6 +220,10 @@ func (s *Service) Execute(ctx context.Context, store *db.DB, p *Pending) {
 		var r RefundResult
 		r, err = proc.Refund(ctx, *p.refund)
 		out.Refund = &r
+	case CallSaveCard:
+		var r SaveCardResult
+		r, err = proc.SaveCard(ctx, *p.save)
+		out.Save = &r
 	}
 	log := s.logger().With("call", call.ID, "kind", call.Kind, "method", call.Method, "reference", call.Reference, "charge", call.Charge,
 		"duration_ms", time.Since(start).Milliseconds())
@@ -524,6 +537,14 @@ func (s *Service) reconcileOne(ctx context.Context, store *db.DB, c *db.Processo
 		default:
 			out.Async = &AsyncResult{Code: r.Code, Location: r.Location}
 		}
+	case CallSaveCard:
+		// The card is known only to the request that typed it: a save whose answer was lost (a
+		// crash between the reservation and the call) is not made again; the setup fails with
+		// processing_error and the customer types the card again. Nothing was charged.
+		if now.Sub(time.Unix(c.CreatedAt, 0)) < UnknownAfter {
+			return nil
+		}
+		out = callOutcome{NotSent: true, Message: "the card processor's answer was lost; the card was not saved"}
 	default:
 		// Capture, void and refund are sent again with the same reference: the connectors
 		// recognise one already made (Cielo's sale status, the devolução id).
@@ -584,6 +605,8 @@ func (s *Service) applyInJob(ctx context.Context, store *db.DB, a domain.Actor, 
 			_, opErr = s.CancelIntent(tx, a, c.PaymentIntent, CancelParams{})
 		case CallRefund:
 			_, opErr = s.CreateRefund(tx, a, RefundParams{Charge: c.Charge, Amount: &c.Amount})
+		case CallSaveCard:
+			_, opErr = s.applySaveCall(tx, a, c)
 		}
 		if e, ok := domain.AsError(opErr); ok && (e.KeepChanges || e.Pending == nil) {
 			if !e.KeepChanges {

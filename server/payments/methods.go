@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -134,27 +135,28 @@ type AttachParams struct {
 	Customer string `json:"customer"`
 }
 
-// verifyCard asks the processor whether a card may be saved; a decline is a 402 card_error.
-func (s *Service) verifyCard(a domain.Actor, pm *domain.PaymentMethod, in *card.Input) (*domain.PaymentError, error) {
+// verifyCard asks the sandbox whether a saved test card may be attached (the SPEC 7.1 decline
+// cards cannot be saved). A live card is saved with the processor only while its number is
+// known (a setup intent or a payment confirmed with save_payment_method): an existing live
+// payment method can be attached only when it was saved so before.
+func (s *Service) verifyCard(tx *db.Tx, a domain.Actor, pm *domain.PaymentMethod) (*domain.PaymentError, error) {
 	proc, err := s.processor(a.Livemode, domain.MethodCreditCard)
 	if err != nil {
 		return nil, err
 	}
 	if !proc.InTransaction() {
-		return nil, &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeProcessorUnavailable,
-			Message: "Saving a card without a payment is not supported in live mode yet; nothing was charged. Save it while paying (save_payment_method on a confirmation)."}
+		if _, err := tx.FindCardToken(a.Scope, pm.ID); errors.Is(err, db.ErrNotFound) {
+			return nil, domain.Invalid("id", "Payment method %s was not saved with the live card processor, so it cannot be attached; save the card with a setup intent confirmed with card (or while paying, with save_payment_method).", pm.ID)
+		} else if err != nil {
+			return nil, err
+		}
+		return nil, nil
 	}
-	res, err := proc.AuthorizeCard(context.Background(), CardRequest{Card: in, SavedBehavior: pm.SimBehavior, Currency: "brl"})
+	res, err := proc.SaveCard(context.Background(), SaveCardRequest{SavedBehavior: pm.SimBehavior, Brand: pm.Card.Brand})
 	if err != nil {
 		return nil, fmt.Errorf("payments: verify card: %w", err)
 	}
-	if res.Outcome == card.OutcomeDeclined {
-		if res.Decline == nil {
-			res.Decline = &domain.PaymentError{Category: string(card.CategoryProcessingError), Code: "processing_error", Message: "An error occurred while processing the payment. Try again."}
-		}
-		return res.Decline, nil
-	}
-	return nil, nil
+	return res.Decline, nil
 }
 
 // AttachPaymentMethod saves a card on a customer after verifying it; attaching it again to the
@@ -180,7 +182,7 @@ func (s *Service) AttachPaymentMethod(tx *db.Tx, a domain.Actor, id string, p At
 		}
 		return nil, domain.Invalid("customer", "Payment method %s is already attached to another customer; detach it first.", pm.ID)
 	}
-	decline, err := s.verifyCard(a, pm, nil)
+	decline, err := s.verifyCard(tx, a, pm)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +282,9 @@ type SetupConfirmParams struct {
 // ConfirmSetupIntent verifies a card and saves it: succeeded with payment_method set (attached
 // to the customer, when the setup intent has one). A SPEC 7.1 decline card fails the setup:
 // requires_payment_method with last_setup_error, setup_intent.setup_failed, and a 402 whose
-// recording commits. Live mode needs an active organization and a processor.
+// recording commits. Live mode needs an active organization and a card processor: the typed
+// card is saved with it (Cielo's Cartão Protegido) on the two-phase path, the setup intent
+// processing meanwhile, and the processor's token is stored sealed for later charges.
 func (s *Service) ConfirmSetupIntent(tx *db.Tx, a domain.Actor, id string, p SetupConfirmParams) (*domain.SetupIntent, error) {
 	si, err := s.GetSetupIntent(tx, a.Scope, id)
 	if err != nil {
@@ -288,6 +292,19 @@ func (s *Service) ConfirmSetupIntent(tx *db.Tx, a domain.Actor, id string, p Set
 	}
 	if p.ClientSecret != nil && !SecretMatches(si.ClientSecret, *p.ClientSecret) {
 		return nil, domain.Invalid("client_secret", "The client_secret does not match this setup intent.")
+	}
+	if si.Status == domain.SetupStatusProcessing {
+		// A live card being saved: apply the processor's answer once it is recorded.
+		call, err := openCall(tx, a.Scope, si.ID, CallSaveCard)
+		if err != nil {
+			return nil, err
+		}
+		if call != nil && call.State == db.CallReserved {
+			return si, nil // the answer is not known yet: the setup intent stays processing
+		}
+		if call != nil {
+			return s.applySaveCall(tx, a, call)
+		}
 	}
 	if si.Status != domain.SetupStatusRequiresPaymentMethod {
 		return nil, stateError("setup intent", si.ID, si.Status, "confirm")
@@ -334,8 +351,19 @@ func (s *Service) ConfirmSetupIntent(tx *db.Tx, a domain.Actor, id string, p Set
 	default:
 		return nil, domain.Missing("card")
 	}
-	if _, err := s.processor(a.Livemode, domain.MethodCreditCard); err != nil {
+	proc, err := s.processor(a.Livemode, domain.MethodCreditCard)
+	if err != nil {
 		return nil, err
+	}
+	if pm != nil && !proc.InTransaction() {
+		// A live payment method keeps no card number: it can be set up only when the
+		// processor already holds its token.
+		if _, err := tx.FindCardToken(a.Scope, pm.ID); errors.Is(err, db.ErrNotFound) {
+			return nil, domain.Invalid("payment_method", "Payment method %s was not saved with the live card processor; confirm the setup intent with card instead.", pm.ID)
+		} else if err != nil {
+			return nil, err
+		}
+		return s.finishSetup(tx, a, si, pm, nil, "")
 	}
 	if pm == nil {
 		pm = s.newCardMethod(*in, billing, a.Scope)
@@ -343,13 +371,83 @@ func (s *Service) ConfirmSetupIntent(tx *db.Tx, a domain.Actor, id string, p Set
 			return nil, err
 		}
 	}
-	decline, err := s.verifyCard(a, pm, in)
+	req := SaveCardRequest{Reference: Reference(pm.ID), Card: in, Brand: pm.Card.Brand, SavedBehavior: pm.SimBehavior, Customer: setupCustomerName(tx, a.Scope, si, billing)}
+	if !proc.InTransaction() {
+		return s.reserveSave(tx, a, si, pm, req)
+	}
+	res, err := proc.SaveCard(context.Background(), req)
+	if err != nil {
+		return nil, fmt.Errorf("payments: save card: %w", err)
+	}
+	return s.finishSetup(tx, a, si, pm, res.Decline, res.Token)
+}
+
+// setupCustomerName is the name the processor stores a card under: the billing name, else the
+// setup intent's customer's.
+func setupCustomerName(tx *db.Tx, sc domain.Scope, si *domain.SetupIntent, billing domain.BillingDetails) string {
+	if billing.Name != nil {
+		return *billing.Name
+	}
+	if si.Customer != nil {
+		if cus, err := tx.FindCustomerByID(sc, *si.Customer); err == nil && cus.Name != nil {
+			return *cus.Name
+		}
+	}
+	return ""
+}
+
+// reserveSave is phase 1 of a live setup: the payment method exists (no token yet), the setup
+// intent is processing and the call is reserved.
+func (s *Service) reserveSave(tx *db.Tx, a domain.Actor, si *domain.SetupIntent, pm *domain.PaymentMethod, req SaveCardRequest) (*domain.SetupIntent, error) {
+	si.Status = domain.SetupStatusProcessing
+	if err := tx.UpdateSetupIntent(a.Scope, si); err != nil {
+		return nil, err
+	}
+	call, err := s.reserve(tx, a.Scope, CallSaveCard, domain.MethodCreditCard, si.ID, pm.ID, "", req.Reference, 0, struct{}{})
 	if err != nil {
 		return nil, err
 	}
+	return nil, pendingError(&Pending{CallID: call.ID, save: &req})
+}
+
+// applySaveCall applies the recorded answer of a live card save to its setup intent.
+func (s *Service) applySaveCall(tx *db.Tx, a domain.Actor, call *db.ProcessorCall) (*domain.SetupIntent, error) {
+	call.State = db.CallApplied
+	if err := tx.UpdateProcessorCall(call); err != nil {
+		return nil, err
+	}
+	si, err := tx.FindSetupIntentByID(a.Scope, call.PaymentIntent)
+	if err != nil {
+		return nil, err
+	}
+	if si.Status != domain.SetupStatusProcessing {
+		return si, nil
+	}
+	pm, err := tx.FindPaymentMethodByID(a.Scope, call.Charge)
+	if err != nil {
+		return nil, err
+	}
+	out := outcomeOf(call)
+	if out.NotSent || out.Save == nil {
+		s.logger().Warn("setup intent: card not saved by the processor", "setup_intent", si.ID, "reason", out.Message)
+		return s.finishSetup(tx, a, si, pm, setupProcessingError(), "")
+	}
+	return s.finishSetup(tx, a, si, pm, out.Save.Decline, out.Save.Token)
+}
+
+func setupProcessingError() *domain.PaymentError {
+	pe := processingError()
+	pe.Message = "The card processor could not save the card; nothing was charged. Try again."
+	return pe
+}
+
+// finishSetup records the outcome of saving a card: the decline (setup_intent.setup_failed and
+// a 402 whose recording commits) or the saved card (its sealed processor token, attached to the
+// setup intent's customer, setup_intent.succeeded).
+func (s *Service) finishSetup(tx *db.Tx, a domain.Actor, si *domain.SetupIntent, pm *domain.PaymentMethod, decline *domain.PaymentError, token string) (*domain.SetupIntent, error) {
 	before := *si
 	if decline != nil {
-		si.LastSetupError = decline
+		si.Status, si.LastSetupError = domain.SetupStatusRequiresPaymentMethod, decline
 		if err := tx.UpdateSetupIntent(a.Scope, si); err != nil {
 			return nil, err
 		}
@@ -359,6 +457,11 @@ func (s *Service) ConfirmSetupIntent(tx *db.Tx, a domain.Actor, id string, p Set
 		e := declineError(decline, "", nil)
 		e.SetupIntent = si
 		return si, e
+	}
+	if token != "" {
+		if err := s.saveCardToken(tx, a.Scope, pm.ID, token); err != nil {
+			return nil, err
+		}
 	}
 	if si.Customer != nil && pm.Customer == nil {
 		pmBefore := *pm

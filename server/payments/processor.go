@@ -61,6 +61,31 @@ type Processor interface {
 	// Lookup asks the processor what became of a charge (reconciliation): a card authorization
 	// whose answer was lost, a PIX charge waiting for its payment.
 	Lookup(ctx context.Context, ref ChargeRef) (LookupResult, error)
+	// SaveCard stores a card with the processor without charging it (a setup intent, the
+	// customer portal's "replace card") and returns the processor's token of it; a refusal is an
+	// outcome (Decline), not an error. Saving charges nothing, so a connector may send it again
+	// and reports every failure as ErrNotSent: the card is simply not saved.
+	SaveCard(ctx context.Context, req SaveCardRequest) (SaveCardResult, error)
+}
+
+// SaveCardRequest is a card to save: typed in this request (live mode, and test mode), or, in
+// test mode, a payment method known only by its stored behaviour.
+type SaveCardRequest struct {
+	// Reference names the attempt in logs (derived from the payment method id).
+	Reference string
+	Card      *card.Input
+	Brand     string
+	// SavedBehavior is, in test mode, the stored SPEC 7.1 behaviour of an existing card.
+	SavedBehavior string
+	// Customer is the card holder's or customer's name (Cielo's CustomerName).
+	Customer string
+}
+
+// SaveCardResult is the processor's answer: its token of the card (sealed before it is stored;
+// empty in the sandbox, whose saved cards keep their simulated behaviour), or the refusal.
+type SaveCardResult struct {
+	Token   string               `json:"token,omitempty"`
+	Decline *domain.PaymentError `json:"decline,omitempty"`
 }
 
 // ErrNotSent marks a connector error after which the processor certainly did not act.
@@ -219,6 +244,24 @@ func (Simulator) AuthorizeCard(_ context.Context, req CardRequest) (CardResult, 
 		}
 	}
 	return out, nil
+}
+
+// SaveCard verifies a card by the SPEC 7.1 table (the decline cards cannot be saved); the
+// sandbox keeps no token.
+func (Simulator) SaveCard(_ context.Context, req SaveCardRequest) (SaveCardResult, error) {
+	var r card.Result
+	if req.Card != nil {
+		r = card.Simulate(req.Card.Number, false)
+	} else {
+		r = SimulateSaved(req.SavedBehavior, false)
+	}
+	if r.Outcome == card.OutcomeDeclined {
+		if r.Decline == nil {
+			return SaveCardResult{Decline: processingError()}, nil
+		}
+		return SaveCardResult{Decline: paymentError(r.Decline)}, nil
+	}
+	return SaveCardResult{}, nil
 }
 
 // StartAsync applies the SPEC 8.5 rule of the buyer's e-mail.

@@ -56,6 +56,14 @@ func (r *Router) AuthorizeCard(ctx context.Context, req payments.CardRequest) (p
 	return p.AuthorizeCard(ctx, req)
 }
 
+func (r *Router) SaveCard(ctx context.Context, req payments.SaveCardRequest) (payments.SaveCardResult, error) {
+	p, err := r.pick(domain.MethodCreditCard)
+	if err != nil {
+		return payments.SaveCardResult{}, errors.Join(payments.ErrNotSent, err)
+	}
+	return p.SaveCard(ctx, req)
+}
+
 func (r *Router) StartAsync(ctx context.Context, req payments.AsyncRequest) (payments.AsyncResult, error) {
 	p, err := r.pick(req.Method)
 	if err != nil {

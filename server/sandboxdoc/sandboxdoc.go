@@ -300,7 +300,7 @@ curl -s "$TROCO/v1/test-helpers/emails?to=joao@example.com&kind=boleto" -H "Auth
 ` + "`" + `` + "`" + `` + "`" + `
 
 - Filters: ` + "`" + `to` + "`" + ` (case-insensitive), ` + "`" + `kind` + "`" + ` (` + "`" + `receipt` + "`" + `, ` + "`" + `boleto` + "`" + `, ` + "`" + `pix` + "`" + `, ` + "`" + `invoice` + "`" + `,
-  ` + "`" + `invoice_upcoming` + "`" + `, ` + "`" + `payment_failed` + "`" + `, ` + "`" + `subscription_canceled` + "`" + `, ` + "`" + `refund` + "`" + `), ` + "`" + `created_at[…]` + "`" + `,
+  ` + "`" + `invoice_upcoming` + "`" + `, ` + "`" + `payment_failed` + "`" + `, ` + "`" + `invoice_overdue` + "`" + `, ` + "`" + `subscription_canceled` + "`" + `, ` + "`" + `refund` + "`" + `), ` + "`" + `created_at[…]` + "`" + `,
   ` + "`" + `status` + "`" + ` (default ` + "`" + `sent` + "`" + `). Each message has ` + "`" + `subject` + "`" + `, ` + "`" + `text` + "`" + `, ` + "`" + `html` + "`" + `, ` + "`" + `locale` + "`" + ` and
   ` + "`" + `related_object` + "`" + ` (the charge, intent, invoice, subscription or refund).
 - A message *not* sent (no address, an address troco will not send to, a kind the organization

@@ -471,6 +471,11 @@ func (c *Client) AuthorizeCard(context.Context, payments.CardRequest) (payments.
 	return payments.CardResult{}, fmt.Errorf("%w: the API Pix serves PIX only", payments.ErrNotSent)
 }
 
+// SaveCard does not apply to PIX.
+func (c *Client) SaveCard(context.Context, payments.SaveCardRequest) (payments.SaveCardResult, error) {
+	return payments.SaveCardResult{}, fmt.Errorf("%w: the API Pix serves PIX only", payments.ErrNotSent)
+}
+
 // RegisterWebhook registers webhookURL for the receiving key (PUT /webhook/{chave}); the PSP
 // then posts each received PIX to webhookURL + "/pix".
 func (c *Client) RegisterWebhook(ctx context.Context, webhookURL string) error {

@@ -1,7 +1,8 @@
 // Package cielo is the live card processor: Cielo API 3.0 (e-commerce). Authorizations with
 // instalments (POST /1/sales/), capture (PUT /1/sales/{PaymentId}/capture), void and refund
 // (PUT /1/sales/{PaymentId}/void), queries (GET /1/sales/{PaymentId}, GET
-// /1/sales?merchantOrderId=) and card tokens (SaveCard, CardToken). 3-D Secure is not used.
+// /1/sales?merchantOrderId=) and card tokens: saved while paying (SaveCard on a sale) or without a
+// payment (Cartão Protegido, POST /1/card), then charged by CardToken. 3-D Secure is not used.
 package cielo
 
 import (
@@ -185,6 +186,70 @@ func (c *Client) AuthorizeCard(ctx context.Context, req payments.CardRequest) (p
 		return payments.CardResult{}, err
 	}
 	return c.result(out.Payment, req.Capture), nil
+}
+
+// cardTokenRequest is the body of POST /1/card (Cartão Protegido: a card stored without a sale).
+type cardTokenRequest struct {
+	CustomerName   string `json:"CustomerName"`
+	CardNumber     string `json:"CardNumber"`
+	Holder         string `json:"Holder"`
+	ExpirationDate string `json:"ExpirationDate"`
+	Brand          string `json:"Brand"`
+}
+
+// SaveCard stores a typed card at Cielo (POST /1/card) and returns its CardToken; nothing is
+// charged. Cielo's refusal of the card data (400) is a decline naming invalid card data. Saving
+// again is harmless (Cielo issues a new token each time, nothing is charged), so transient
+// failures are retried and every failure is reported as not sent: the card is not saved.
+func (c *Client) SaveCard(ctx context.Context, req payments.SaveCardRequest) (payments.SaveCardResult, error) {
+	if req.Card == nil {
+		return payments.SaveCardResult{}, fmt.Errorf("%w: no card to save", payments.ErrNotSent)
+	}
+	brand := brandNames[req.Brand]
+	if brand == "" {
+		pe := Decline("57")
+		if tc, ok := declines["card_not_supported"]; ok {
+			pe.Code, pe.Message = tc.Code, tc.Message
+		}
+		return payments.SaveCardResult{Decline: pe}, nil
+	}
+	name := strings.TrimSpace(req.Customer)
+	if name == "" {
+		name = req.Card.HolderName
+	}
+	if name == "" {
+		name = "Cliente"
+	}
+	body := cardTokenRequest{CustomerName: truncate(name, 255), CardNumber: card.Normalize(req.Card.Number), Holder: truncate(req.Card.HolderName, 25),
+		ExpirationDate: fmt.Sprintf("%02d/%04d", req.Card.ExpMonth, req.Card.ExpYear), Brand: brand}
+	if body.Holder == "" {
+		body.Holder = truncate(name, 25)
+	}
+	var out struct {
+		CardToken string `json:"CardToken"`
+	}
+	err := processors.Retry(ctx, 2, func() error {
+		return c.do(ctx, http.MethodPost, c.cfg.BaseURL+"/1/card", body, &out)
+	})
+	var se *processors.StatusError
+	switch {
+	case err == nil && out.CardToken == "":
+		return payments.SaveCardResult{}, fmt.Errorf("%w: cielo answered without a CardToken", payments.ErrNotSent)
+	case err == nil:
+		return payments.SaveCardResult{Token: out.CardToken}, nil
+	case errors.As(err, &se) && se.Status == http.StatusBadRequest:
+		c.cfg.Log.Warn("cielo: card refused for tokenization", "reference", req.Reference, "body", se.Body)
+		pe := invalidRequest()
+		pe.Message = "The card could not be saved: the card processor refused its data. Check the number, expiry and holder, or use another card."
+		return payments.SaveCardResult{Decline: pe}, nil
+	case errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden):
+		c.cfg.Log.Error("cielo: credentials refused; check --cielo-merchant-id and --cielo-merchant-key-file", "status", se.Status)
+		return payments.SaveCardResult{}, fmt.Errorf("%w: cielo refused the credentials", payments.ErrNotSent)
+	case errors.Is(err, payments.ErrNotSent):
+		return payments.SaveCardResult{}, err
+	default:
+		return payments.SaveCardResult{}, fmt.Errorf("%w: %w", payments.ErrNotSent, err)
+	}
 }
 
 func invalidRequest() *domain.PaymentError {

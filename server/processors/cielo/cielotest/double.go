@@ -3,7 +3,10 @@
 // answers like Cielo's sandbox: the card number's last digit picks the outcome (0, 1, 4:
 // authorized; 2: 05 not authorized; 3: 57; 5: 78 blocked; 6: 99 time out; 7: 77 canceled;
 // 8: 70 problems with the card; 9: an unknown return code). Fault knobs let tests lose answers
-// after charging and take the service down.
+// after charging and take the service down. Cards are also saved without a sale (Cartão
+// Protegido: POST /1/card answers 201 with a CardToken, GET /1/card/{token} the masked card);
+// the double refuses, as Cielo does, a number that fails the Luhn check, an expiry that is not
+// MM/YYYY or is over, a brand it does not know, and missing fields (400 with Code and Message).
 package cielotest
 
 import (
@@ -36,6 +39,37 @@ type Double struct {
 	Charges int
 	// pendNext makes the next n approved sales answer Pending (12) until Decide.
 	pendNext int
+	// refuseTokens makes the next n POST /1/card answer 400 (card data refused).
+	refuseTokens int
+	// Tokenized counts cards saved through POST /1/card.
+	Tokenized int
+	lastSale  string
+}
+
+// RefuseNextTokens makes the next n card tokenizations (POST /1/card) refused as invalid card data.
+func (d *Double) RefuseNextTokens(n int) {
+	d.mu.Lock()
+	d.refuseTokens = n
+	d.mu.Unlock()
+}
+
+// LastSaleCard returns the masked card number of the newest sale ("" when none), and whether
+// it was charged by CardToken.
+func (d *Double) LastSaleCard() (masked string, byToken bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	newest := d.sales[d.lastSale]
+	if newest == nil || newest.Payment.CreditCard == nil {
+		return "", false
+	}
+	return newest.Payment.CreditCard.CardNumber, newest.Payment.CreditCard.CardToken != ""
+}
+
+// TokenCount returns how many cards were saved through POST /1/card.
+func (d *Double) TokenCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.Tokenized
 }
 
 // PendNextSales makes the next n sales that would be approved stay Pending (12).
@@ -70,7 +104,7 @@ func (d *Double) Decide(merchantOrderID string, approve bool) bool {
 	return true
 }
 
-type storedCard struct{ number, brand string }
+type storedCard struct{ number, brand, holder, expiry string }
 
 type sale struct {
 	MerchantOrderID string          `json:"MerchantOrderId"`
@@ -144,7 +178,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// ServeHTTP serves POST /1/sales/, PUT /1/sales/{id}/capture|void, GET /1/sales/{id} and
+// ServeHTTP serves POST /1/card, GET /1/card/{token}, POST /1/sales/, PUT /1/sales/{id}/capture|void, GET /1/sales/{id} and
 // GET /1/sales?merchantOrderId=.
 func (d *Double) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("MerchantId") != d.MerchantID || r.Header.Get("MerchantKey") != d.MerchantKey {
@@ -160,6 +194,10 @@ func (d *Double) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
+	case r.Method == http.MethodPost && path == "/1/card":
+		d.tokenize(w, r)
+	case r.Method == http.MethodGet && strings.HasPrefix(path, "/1/card/"):
+		d.getCard(w, strings.TrimPrefix(path, "/1/card/"))
 	case r.Method == http.MethodPost && path == "/1/sales":
 		d.create(w, r)
 	case r.Method == http.MethodGet && path == "/1/sales":
@@ -267,6 +305,7 @@ func (d *Double) create(w http.ResponseWriter, r *http.Request) {
 	cc.CardNumber = mask(number)
 	cc.SecurityCode = ""
 	d.sales[p.PaymentID] = &s
+	d.lastSale = p.PaymentID
 	d.orders[s.MerchantOrderID] = append(d.orders[s.MerchantOrderID], p.PaymentID)
 	drop := d.dropAnswers > 0
 	if drop {
@@ -384,4 +423,103 @@ func (d *Double) update(w http.ResponseWriter, r *http.Request, id, action strin
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"Status": p.Status, "ReturnCode": p.ReturnCode, "ReturnMessage": p.ReturnMessage})
+}
+
+// cardToken is the body of POST /1/card.
+type cardToken struct {
+	CustomerName   string `json:"CustomerName"`
+	CardNumber     string `json:"CardNumber"`
+	Holder         string `json:"Holder"`
+	ExpirationDate string `json:"ExpirationDate"`
+	Brand          string `json:"Brand"`
+}
+
+var brands = map[string]bool{"visa": true, "master": true, "amex": true, "elo": true, "aura": true, "jcb": true, "diners": true, "discover": true, "hipercard": true}
+
+// tokenize stores a card without a sale (Cartão Protegido) and answers its CardToken.
+func (d *Double) tokenize(w http.ResponseWriter, r *http.Request) {
+	var c cardToken
+	dec := json.NewDecoder(io.LimitReader(r.Body, 16<<10))
+	if err := dec.Decode(&c); err != nil {
+		writeJSON(w, http.StatusBadRequest, []apiError{{Code: 101, Message: "Invalid request body"}})
+		return
+	}
+	var errs []apiError
+	if c.CustomerName == "" || len(c.CustomerName) > 255 {
+		errs = append(errs, apiError{Code: 187, Message: "CustomerName is required"})
+	}
+	if c.CardNumber == "" {
+		errs = append(errs, apiError{Code: 127, Message: "You must provide CreditCard Number"})
+	} else if len(c.CardNumber) < 13 || len(c.CardNumber) > 19 || !luhn(c.CardNumber) {
+		errs = append(errs, apiError{Code: 128, Message: "Card Number is invalid"})
+	}
+	if c.Holder == "" || len(c.Holder) > 25 {
+		errs = append(errs, apiError{Code: 125, Message: "Credit Card Holder is required"})
+	}
+	if !validExpiry(c.ExpirationDate, time.Now()) {
+		errs = append(errs, apiError{Code: 126, Message: "Credit Card Expiration Date is invalid"})
+	}
+	if !brands[strings.ToLower(c.Brand)] {
+		errs = append(errs, apiError{Code: 136, Message: "Brand is invalid"})
+	}
+	d.mu.Lock()
+	if len(errs) == 0 && d.refuseTokens > 0 {
+		d.refuseTokens--
+		errs = append(errs, apiError{Code: 128, Message: "Card Number is invalid"})
+	}
+	if len(errs) > 0 {
+		d.mu.Unlock()
+		writeJSON(w, http.StatusBadRequest, errs)
+		return
+	}
+	tok := newID()
+	d.tokens[tok] = storedCard{number: c.CardNumber, brand: c.Brand, holder: c.Holder, expiry: c.ExpirationDate}
+	d.Tokenized++
+	d.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"CardToken": tok, "Links": map[string]string{"Method": "GET", "Rel": "self", "Href": "/1/card/" + tok}})
+}
+
+// getCard answers a saved card, masked.
+func (d *Double) getCard(w http.ResponseWriter, tok string) {
+	d.mu.Lock()
+	c, ok := d.tokens[tok]
+	d.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusNotFound, []apiError{{Code: 404, Message: "CardToken not found"}})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"CardNumber": mask(c.number), "Holder": c.holder, "ExpirationDate": c.expiry})
+}
+
+func luhn(n string) bool {
+	sum, double := 0, false
+	for i := len(n) - 1; i >= 0; i-- {
+		c := n[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		v := int(c - '0')
+		if double {
+			if v *= 2; v > 9 {
+				v -= 9
+			}
+		}
+		sum += v
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+// validExpiry: MM/YYYY, not before the current month.
+func validExpiry(s string, now time.Time) bool {
+	m, y, ok := strings.Cut(s, "/")
+	if !ok || len(m) != 2 || len(y) != 4 {
+		return false
+	}
+	month, err1 := strconv.Atoi(m)
+	year, err2 := strconv.Atoi(y)
+	if err1 != nil || err2 != nil || month < 1 || month > 12 {
+		return false
+	}
+	return year > now.Year() || (year == now.Year() && month >= int(now.Month()))
 }
