@@ -1043,6 +1043,11 @@ CREATE TABLE signin_ip_failures (
 -- The dashboard's page of one API key lists the requests made with it.
 CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);
 
+-- migrate: 340
+-- Live Pix Automático: a recurrence's call is found by the PSP's idRec (its webhook, its
+-- charges).
+CREATE INDEX processor_calls_processor_id ON processor_calls (processor_id, kind);
+
 -- migrate: 350
 -- Event payloads are stored packed (S2 with a preset dictionary, see db/pack.go), so the
 -- index of an object's events reads the object's id from its own column rather than from the JSON.
@@ -1050,3 +1055,8 @@ ALTER TABLE events ADD COLUMN object_id TEXT NOT NULL DEFAULT '';
 UPDATE events SET object_id = COALESCE(json_extract(data, '$.object.id'), '') WHERE json_valid(data);
 DROP INDEX events_object;
 CREATE INDEX events_object ON events (org_id, livemode, object_id, seq);
+
+-- migrate: 375
+-- The last authenticator time step accepted for a person: a code is accepted once (RFC 6238
+-- 5.2), so a code seen over someone's shoulder or phished cannot open a second session.
+ALTER TABLE users ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;

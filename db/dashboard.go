@@ -101,6 +101,17 @@ func (tx *Tx) SetUserTOTP(id, sealed string, enabled bool) error {
 	return affectedOne(res, err, "set totp")
 }
 
+// UseTOTPStep records that an authenticator code of time step step was accepted for user id;
+// false when a code of that step or a later one was already accepted (the code is spent).
+func (tx *Tx) UseTOTPStep(id string, step int64) (bool, error) {
+	res, err := tx.exec("UPDATE users SET totp_last_step = ? WHERE id = ? AND totp_last_step < ?", step, id, step)
+	if err != nil {
+		return false, translate(err, "use totp step")
+	}
+	n, err := res.RowsAffected()
+	return n == 1, translate(err, "use totp step")
+}
+
 // SetUserLanguage stores the dashboard language of a user.
 func (tx *Tx) SetUserLanguage(id, lang string) error {
 	res, err := tx.exec("UPDATE users SET language = ? WHERE id = ?", lang, id)

@@ -97,10 +97,10 @@ func (tx *Tx) ListPixAuthorizations(s domain.Scope, f PixAuthorizationFilter, p 
 	return page(tx, "pix_authorizations", pixAuthCols, w, p, scanPixAuth)
 }
 
-// DuePixAuthorizationExpiries returns up to limit pending authorizations whose expiry is at or
-// before now, with their scopes.
+// DuePixAuthorizationExpiries returns up to limit pending test-mode authorizations whose expiry
+// is at or before now, with their scopes (a live one expires when the PSP says its recurrence did).
 func (tx *Tx) DuePixAuthorizationExpiries(now time.Time, limit int) ([]string, []domain.Scope, error) {
-	rows, err := tx.query("SELECT id, org_id, livemode FROM pix_authorizations WHERE status = ? AND expires_at <= ? LIMIT ?", domain.PixAuthPending, now.Unix(), limit)
+	rows, err := tx.query("SELECT id, org_id, livemode FROM pix_authorizations WHERE status = ? AND expires_at <= ? AND livemode = 0 LIMIT ?", domain.PixAuthPending, now.Unix(), limit)
 	if err != nil {
 		return nil, nil, translate(err, "due pix authorizations")
 	}

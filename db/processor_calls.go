@@ -178,3 +178,10 @@ func (tx *Tx) FindCardToken(s domain.Scope, paymentMethod string) (string, error
 		paymentMethod, s.OrgID, boolInt(s.Livemode)).Scan(&sealed)
 	return sealed, translate(err, "find card token")
 }
+
+// FindProcessorCallByProcessorID returns the latest call of kind the processor knows by id (a
+// Pix Automático recurrence by its idRec).
+func (tx *Tx) FindProcessorCallByProcessorID(kind, id string) (*ProcessorCall, error) {
+	c, err := scanProcessorCall(tx.queryRow("SELECT "+processorCallCols+" FROM processor_calls WHERE processor_id = ? AND kind = ? ORDER BY seq DESC LIMIT 1", id, kind))
+	return c, translate(err, "find processor call by processor id")
+}

@@ -37,6 +37,15 @@ func (d *Dash) OtherEnv() string {
 	return "live"
 }
 
+// SwitchHref is where the test/live switch leads: the same page in the other environment (its
+// home for the home page, whose URL has no page name).
+func (d *Dash) SwitchHref() string {
+	if d.Active == "" || d.Active == "home" {
+		return "/dashboard/" + d.OtherEnv()
+	}
+	return "/dashboard/" + d.OtherEnv() + "/" + d.Active
+}
+
 // NavItem is one entry of the navigation.
 type NavItem struct{ Key, Label, Href string }
 
@@ -49,6 +58,11 @@ func (d *Dash) Nav() []NavItem {
 	}
 	out := make([]NavItem, 0, len(keys))
 	for _, k := range keys {
+		// Pages the person's role cannot open are not offered (the server refuses them anyway):
+		// API keys are for owners and admins, request logs for developers and above.
+		if (k.k == "api-keys" && d.Role != "owner" && d.Role != "admin") || (k.k == "logs" && d.Role == "viewer") {
+			continue
+		}
 		href := d.Base() + "/" + k.k
 		if k.k == "home" {
 			href = d.Base()

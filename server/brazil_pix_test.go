@@ -1,13 +1,17 @@
 package server_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/x509"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/matryer/is"
@@ -205,4 +209,49 @@ func (e *testEnv) getPage(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %d %s", url, status, b)
 	}
 	return string(b)
+}
+
+// TestPixLocationJWKSCertificateChain: the location signing key is published with its
+// certificate (x5c, x5t, x5t#S256); go-jose accepts the set (it checks that the certificate holds
+// the key and matches the thumbprints), crypto/x509 verifies the chain for the location's host,
+// and a location's JWS verifies with the certificate's key.
+func TestPixLocationJWKSCertificateChain(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	status, _, raw := e.getRaw(t, e.URL()+"/pix/v2/jwks.json")
+	is.Equal(status, 200)
+	var doc struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	is.NoErr(json.Unmarshal(raw, &doc))
+	is.Equal(len(doc.Keys), 1)
+	is.True(doc.Keys[0]["x5c"] != nil)
+	is.True(doc.Keys[0]["x5t#S256"] != nil)
+	var set jose.JSONWebKeySet
+	is.NoErr(json.Unmarshal(raw, &set)) // go-jose checks x5c against the key and the thumbprints
+	k := set.Keys[0]
+	is.True(len(k.Certificates) >= 1)
+	leaf := k.Certificates[0]
+	is.True(leaf.KeyUsage&x509.KeyUsageDigitalSignature != 0)
+	pub, ok := k.Key.(*ecdsa.PublicKey)
+	is.True(ok)
+	is.True(pub.Equal(leaf.PublicKey)) // the certificate is the signing key's
+	roots := x509.NewCertPool()
+	roots.AddCert(k.Certificates[len(k.Certificates)-1])
+	host, _, err := net.SplitHostPort(strings.TrimPrefix(e.URL(), "https://"))
+	is.NoErr(err)
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: host, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+	is.NoErr(err) // the chain verifies for the location's host
+
+	// A location's JWS verifies with the certificate's key.
+	pi := e.payIntent(e.Test, 1000, nil).Str("id")
+	r := e.payConfirm(e.Test, pi, map[string]any{"payment_method_type": "pix", "customer_email": "pending@example.com"})
+	is.Equal(r.Status, 200)
+	code, err := pix.Parse(digStr(r.Body, "next_action.pix.code"))
+	is.NoErr(err)
+	_, _, body := e.getRaw(t, "https://"+code.URL)
+	obj, err := jose.ParseSigned(string(body), []jose.SignatureAlgorithm{jose.ES256})
+	is.NoErr(err)
+	_, err = obj.Verify(leaf.PublicKey)
+	is.NoErr(err)
 }

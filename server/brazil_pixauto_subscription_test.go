@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +79,10 @@ func TestPixAutomaticoSubscriptionYear(t *testing.T) {
 	is.Equal(inv.Num("attempt_count"), int64(1))
 	is.Equal(inv.Body["payment_intent"], nil) // refused before anything was charged
 	is.Equal(len(e.payEvents(e.Test, "invoice.payment_failed", invID)), 1)
+	// Why: on the invoice and in the event.
+	is.Equal(digStr(inv.Body, "last_payment_error.category"), "invalid")
+	is.True(strings.Contains(digStr(inv.Body, "last_payment_error.message"), "max_amount"))
+	is.True(strings.Contains(digStr(e.payEvents(e.Test, "invoice.payment_failed", invID)[0], "data.object.last_payment_error.message"), "max_amount"))
 	retryAt := inv.Time("next_payment_attempt")
 	cal := (*calendar.Calendar)(nil)
 	wantDay := cal.Next(calendar.Today(end))

@@ -143,9 +143,9 @@ func TestPixAuthorizations(t *testing.T) {
 	is.Equal(e.Do("POST", "/v1/test-helpers/pix-authorizations/"+id+"/approve", e.Live, nil).Status, 403)
 	liveCus := e.pixAuthCustomer(t, e.Live, "pixauto_approve@example.com")
 	lr := e.Do("POST", "/v1/pix-authorizations", e.Live, body(liveCus))
-	is.Equal(lr.Status, 503) // live needs a PSP's recurring API
+	is.Equal(lr.Status, 503) // live needs a PSP's API Pix
 	is.Equal(lr.ErrCode(), "processor_unavailable")
-	is.True(strings.Contains(string(lr.Raw), "not supported yet"))              // not "not configured": no flag turns it on
+	is.True(strings.Contains(string(lr.Raw), "--pix-provider api-pix"))         // names the flag that turns it on
 	is.Equal(len(e.Do("GET", "/v1/pix-authorizations", e.Live, nil).Data()), 0) // nothing created
 }
 

@@ -163,10 +163,7 @@ func (c *chrome) shoot(name string) {
 		if v.mobile {
 			opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
 		}
-		ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
-		var png []byte
-		err := chromedp.Run(ctx, chromedp.EmulateViewport(v.width, v.height, opts...), chromedp.Sleep(150*time.Millisecond), chromedp.FullScreenshot(&png, 100))
-		cancel()
+		png, err := fullScreenshot(c.ctx, v.width, v.height, opts)
 		if err != nil {
 			c.t.Fatalf("screenshot %s: %v", name, err)
 		}
@@ -394,4 +391,50 @@ func TestBrowserPixAuthorization(t *testing.T) {
 	br.do("approve", chromedp.Click(tid("simulate-approve"), chromedp.ByQuery), chromedp.WaitNotPresent(tid("simulate-approve"), chromedp.ByQuery))
 	is.True(strings.Contains(br.text("pixauth-status"), "aprovada"))
 	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+r.Str("id"), e.Test, nil).Str("status"), "approved")
+}
+
+// TestBrowserPixAuthorizationEnglish: for a customer whose preferred_locales start with en the
+// authorization page is in English (its sandbox buttons too, and after answering); ?lang=
+// switches it back to Portuguese.
+func TestBrowserPixAuthorizationEnglish(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	c := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "joe@example.com", "name": "Joe Smith", "preferred_locales": []string{"en-US", "pt-BR"}})
+	is.Equal(c.Status, 200)
+	r := e.Do("POST", "/v1/pix-authorizations", e.Test, map[string]any{"customer": c.Str("id"), "max_amount": 9990, "interval": "month",
+		"start_date": "2026-12-15", "end_date": "2027-12-15"})
+	is.Equal(r.Status, 200)
+	br.do("open", chromedp.Navigate(r.Str("url")), chromedp.WaitVisible(tid("pix-qr"), chromedp.ByQuery))
+	var lang, body string
+	br.do("read", chromedp.AttributeValue("html", "lang", &lang, nil, chromedp.ByQuery), chromedp.Text("body", &body, chromedp.ByQuery))
+	is.Equal(lang, "en")
+	for _, want := range []string{"Authorize Pix Automático", "Maximum per charge", "monthly", "Dec 15, 2026", "Dec 15, 2027", "Approve authorization", "Waiting for your authorization."} {
+		is.True(strings.Contains(body, want)) // English text
+	}
+	is.True(!strings.Contains(body, "Aprovar"))
+	br.shoot("pix-authorization-en")
+	br.do("approve", chromedp.Click(tid("simulate-approve"), chromedp.ByQuery), chromedp.WaitNotPresent(tid("simulate-approve"), chromedp.ByQuery))
+	is.Equal(br.text("pixauth-status"), "Authorization approved: the charges will be made automatically.")
+	// The language switch: Portuguese on request.
+	br.do("switch", chromedp.Click(tid("lang-switch"), chromedp.ByQuery), chromedp.WaitVisible(tid("pixauth-status"), chromedp.ByQuery))
+	is.True(strings.Contains(br.text("pixauth-status"), "aprovada"))
+}
+
+// fullScreenshot takes a full-page screenshot at the given viewport. A page still being laid out
+// right after a navigation (a loaded machine) can refuse one ("0 width", "not attached to an
+// active page"): it waits for the body and tries up to three times.
+func fullScreenshot(parent context.Context, width, height int64, opts []chromedp.EmulateViewportOption) ([]byte, error) {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		ctx, cancel := context.WithTimeout(parent, 20*time.Second)
+		var png []byte
+		err = chromedp.Run(ctx, chromedp.WaitReady("body"), chromedp.EmulateViewport(width, height, opts...), chromedp.Sleep(150*time.Millisecond), chromedp.FullScreenshot(&png, 100))
+		cancel()
+		if err == nil {
+			return png, nil
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	return nil, err
 }

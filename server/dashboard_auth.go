@@ -319,7 +319,13 @@ func (s *Server) handleDashTOTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		if ok = s.totpValid(r.PostFormValue("code"), secret); !ok {
+		if step := s.totpStep(r.PostFormValue("code"), secret); step > 0 {
+			// A code already used (by this sign-in or another) is refused like a wrong one.
+			if ok, err = tx.UseTOTPStep(user.ID, step); err != nil {
+				return err
+			}
+		}
+		if !ok {
 			if err := tx.RecordSigninFailure(user.ID, core.MaxSigninFailures, tx.Now.Add(core.LockoutDuration).Unix()); err != nil {
 				return err
 			}
@@ -389,12 +395,22 @@ func (s *Server) handleDashAsset(w http.ResponseWriter, r *http.Request) {
 	w.Write(static.DashboardCSS)
 }
 
-// totpValid checks an authenticator code against the wall clock (the person's phone does not
-// follow sandbox time travel), one 30-second step of drift either way.
-func (s *Server) totpValid(code, secret string) bool {
-	ok, err := totp.ValidateCustom(strings.TrimSpace(code), secret, clock.Wall(s.cfg.Clock),
-		totp.ValidateOpts{Period: 30, Skew: 1, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
-	return err == nil && ok
+// totpStep checks an authenticator code against the wall clock (the person's phone does not
+// follow sandbox time travel), one 30-second step of drift either way: it returns the time step
+// of the code (the current one or one either side), or 0 when it is none of them. The caller
+// records the step (db UseTOTPStep) so that a code opens one sign-in only.
+func (s *Server) totpStep(code, secret string) int64 {
+	code = strings.TrimSpace(code)
+	now := clock.Wall(s.cfg.Clock)
+	for _, d := range []time.Duration{0, -30 * time.Second, 30 * time.Second} {
+		at := now.Add(d)
+		ok, err := totp.ValidateCustom(code, secret, at,
+			totp.ValidateOpts{Period: 30, Skew: 0, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+		if err == nil && ok {
+			return at.Unix() / 30
+		}
+	}
+	return 0
 }
 
 // signinBlocked answers a sign-in from an address with too many failed sign-ins: 429, the time

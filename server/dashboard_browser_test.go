@@ -32,10 +32,7 @@ func (c *chrome) shootDashboard(name string) {
 		if v.mobile {
 			opts = append(opts, chromedp.EmulateMobile)
 		}
-		ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
-		var png []byte
-		err := chromedp.Run(ctx, chromedp.EmulateViewport(v.width, v.height, opts...), chromedp.Sleep(150*time.Millisecond), chromedp.FullScreenshot(&png, 100))
-		cancel()
+		png, err := fullScreenshot(c.ctx, v.width, v.height, opts)
 		if err != nil {
 			c.t.Fatalf("screenshot %s: %v", name, err)
 		}

@@ -665,8 +665,12 @@ func (s *Server) dashAccount(q *dashReq) {
 				if err != nil {
 					return err
 				}
-				if !s.totpValid(q.r.PostFormValue("code"), secret) {
+				step := s.totpStep(q.r.PostFormValue("code"), secret)
+				if step == 0 {
 					return domain.Invalid("code", "the code is wrong.")
+				}
+				if _, err := tx.UseTOTPStep(u.ID, step); err != nil {
+					return err
 				}
 				q.u.User.TOTPEnabled = true
 				return tx.SetUserTOTP(u.ID, u.TOTPSecret, true)

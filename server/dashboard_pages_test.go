@@ -193,11 +193,24 @@ func TestDashboardSettingsClockLanguageAndTOTP(t *testing.T) {
 	b.get("/dashboard/signin/totp")
 	st, _, _ = b.post("/dashboard/signin/totp", url.Values{"code": {"123456"}})
 	is.Equal(st, http.StatusUnauthorized)
-	code, _ = totp.GenerateCode(secret, time.Now())
+	// The code that enabled the factor is spent; the authenticator's next one opens the session.
+	code, _ = totp.GenerateCode(secret, time.Now().Add(30*time.Second))
 	st, _, h = b.post("/dashboard/signin/totp", url.Values{"code": {code}})
 	is.Equal(st, http.StatusSeeOther)
 	st, _, _ = b.get("/dashboard/test/payments")
 	is.Equal(st, http.StatusOK)
+
+	// A code opens one sign-in: the same code typed again in another browser (seen over the
+	// shoulder, or phished along with the password) is refused like a wrong one.
+	thief := e.dashBrowser()
+	thief.get("/dashboard/signin")
+	st, _, _ = thief.post("/dashboard/signin", url.Values{"email": {"owner@example.com"}, "password": {"a long password"}})
+	is.Equal(st, http.StatusSeeOther)
+	thief.get("/dashboard/signin/totp")
+	st, _, _ = thief.post("/dashboard/signin/totp", url.Values{"code": {code}})
+	is.Equal(st, http.StatusUnauthorized)
+	st, _, h = thief.get("/dashboard/test/payments")
+	is.Equal(h.Get("Location"), "/dashboard/signin/totp") // still not signed in
 }
 
 func TestDashboardOwnerAddsAPerson(t *testing.T) {

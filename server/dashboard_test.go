@@ -333,3 +333,76 @@ func TestDashboardEscapesCallerText(t *testing.T) {
 	_, body, _ := b.get("/dashboard/test/customers/" + c.Str("id"))
 	is.True(strings.Contains(body, "&lt;script&gt;"))
 }
+
+// The navigation offers each person only the pages their role opens: a viewer sees neither API
+// keys nor request logs (both answer 403 to them), a developer sees the request logs but not the
+// keys, an admin sees both.
+func TestDashboardNavigationFollowsRole(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, c := range []struct {
+		role       string
+		keys, logs bool
+	}{{domain.RoleViewer, false, false}, {domain.RoleDeveloper, false, true}, {domain.RoleAdmin, true, true}, {domain.RoleOwner, true, true}} {
+		b := e.signedIn(e.Org.ID, c.role+"@example.com", c.role)
+		st, body, _ := b.get("/dashboard/test/payments")
+		is.Equal(st, http.StatusOK)
+		is.Equal(strings.Contains(body, `href="/dashboard/test/api-keys"`), c.keys)
+		is.Equal(strings.Contains(body, `href="/dashboard/test/logs"`), c.logs)
+		st, _, _ = b.get("/dashboard/test/api-keys")
+		is.Equal(st == http.StatusOK, c.keys)
+		st, _, _ = b.get("/dashboard/test/logs")
+		is.Equal(st == http.StatusOK, c.logs)
+	}
+}
+
+// A webhook endpoint changed through the API (created, updated, its secret rotated, deleted) is
+// in the owners' audit trail with the key that changed it, as the dashboard's own changes are
+// with the person.
+func TestDashboardAuditTrailRecordsAPIWebhookChanges(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	ep := e.Do("POST", "/v1/webhook-endpoints", e.Test, map[string]any{"url": "https://example.com/hooks", "enabled_events": []string{"*"}})
+	is.Equal(ep.Status, 200)
+	id := ep.Str("id")
+	is.Equal(e.Do("POST", "/v1/webhook-endpoints/"+id, e.Test, map[string]any{"url": "https://example.com/other"}).Status, 200)
+	is.Equal(e.Do("POST", "/v1/webhook-endpoints/"+id+"/rotate-secret", e.Test, map[string]any{}).Status, 200)
+	is.Equal(e.Do("DELETE", "/v1/webhook-endpoints/"+id, e.Test, nil).Status, 200)
+
+	var keyID string
+	is.NoErr(e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		keys, err := tx.ListAPIKeys(e.Org.ID)
+		for _, k := range keys {
+			if !k.Livemode {
+				keyID = k.ID
+			}
+		}
+		return err
+	}))
+	is.True(keyID != "")
+	owner := e.signedIn(e.Org.ID, "owner@example.com", domain.RoleOwner)
+	_, body, _ := owner.get("/dashboard/test/settings")
+	for _, action := range []string{"webhook_endpoint.created", "webhook_endpoint.updated", "webhook_endpoint.rotate-secret", "webhook_endpoint.deleted"} {
+		is.True(strings.Contains(body, action))
+	}
+	is.True(strings.Contains(body, "api:"+keyID))
+	is.True(strings.Contains(body, "https://example.com/other"))
+}
+
+// The test/live switch leads to the same page in the other environment, the home page included
+// (whose URL has no page name).
+func TestDashboardEnvSwitchFromHome(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	b := e.signedIn(e.Org.ID, "owner@example.com", domain.RoleOwner)
+	for _, c := range []struct{ from, to string }{
+		{"/dashboard/test", "/dashboard/live"}, {"/dashboard/live", "/dashboard/test"}, {"/dashboard/test/payments", "/dashboard/live/payments"},
+	} {
+		_, body, _ := b.get(c.from)
+		m := regexp.MustCompile(`data-testid="env-switch" href="([^"]+)"`).FindStringSubmatch(body)
+		is.True(m != nil)
+		is.Equal(m[1], c.to)
+		st, _, _ := b.get(m[1])
+		is.Equal(st, http.StatusOK)
+	}
+}

@@ -70,7 +70,8 @@ func TestEmailSubscriptionDunningEndToEnd(t *testing.T) {
 	failed = e.mailbox(e.Test, "to="+to+"&kind=payment_failed")
 	is.Equal(len(failed), 4)
 	is.True(!strings.Contains(failed[0]["text"].(string), "try again")) // no retry left
-	is.True(strings.Contains(failed[0]["text"].(string), "Update your payment method"))
+	is.True(strings.Contains(failed[0]["text"].(string), "No more automatic payment attempts"))
+	is.True(!strings.Contains(failed[0]["text"].(string), "keep your service")) // the subscription is canceled
 
 	canceled := e.mailbox(e.Test, "to="+to+"&kind=subscription_canceled")
 	is.Equal(len(canceled), 1)

@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/matryer/is"
@@ -29,10 +27,7 @@ func (c *chrome) shootEmail(name string) {
 		if v.mobile {
 			opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
 		}
-		ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
-		var png []byte
-		err := chromedp.Run(ctx, chromedp.EmulateViewport(v.width, v.height, opts...), chromedp.Sleep(150*time.Millisecond), chromedp.FullScreenshot(&png, 100))
-		cancel()
+		png, err := fullScreenshot(c.ctx, v.width, v.height, opts)
 		if err != nil {
 			c.t.Fatalf("screenshot %s: %v", name, err)
 		}

@@ -96,7 +96,7 @@ func newLiveEnvWrapped(t *testing.T, timeout time.Duration, wrap func(payments.P
 
 	cc := cielo.New(cielo.Config{BaseURL: cieloSrv.URL, QueryURL: cieloSrv.URL, MerchantID: "merchant-0001", MerchantKey: liveMerchantKey, Client: cieloHTTP, Log: log})
 	pc := apipix.New(apipix.Config{BaseURL: pspSrv.URL, TokenURL: pspSrv.URL + "/oauth/token", ClientID: "client-0001", ClientSecret: liveClientSecret,
-		Chave: liveChave, Client: pixHTTP, Log: log})
+		Chave: liveChave, Client: pixHTTP, Log: log, RecAccount: &apipix.RecAccount{Agencia: "0001", Conta: "123456", TipoConta: "CORRENTE"}})
 	router := &processors.Router{Card: cc, Pix: pc}
 	if wrap != nil {
 		router.Card = wrap(cc)
@@ -108,6 +108,7 @@ func newLiveEnvWrapped(t *testing.T, timeout time.Duration, wrap func(payments.P
 	})
 	e.activate(t)
 	is.NoErr(pc.RegisterWebhook(context.Background(), e.URL()+"/processors/pix/webhook"))
+	is.NoErr(pc.RegisterRecWebhooks(context.Background(), e.URL()+"/processors/pix/webhook"))
 	roots := x509.NewCertPool()
 	roots.AddCert(e.srv.Certificate())
 	psp.WebhookClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{pki.PSP}}}}

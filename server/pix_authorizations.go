@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"troco/db"
@@ -32,6 +33,9 @@ func (s *Server) handlePixAuthCreate() http.Handler {
 			return
 		}
 		p.Origin = s.origin(r)
+		// The id is chosen once: a live authorization is created by the run that applies the
+		// PSP's answer.
+		p.ID = domain.NewID(domain.PrefixPixAuthorization)
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreatePixAuthorization(tx, a, p) })
 	})
 }
@@ -131,21 +135,30 @@ func (s *Server) loadPixAuthPage(r *http.Request, secret string) (*domain.PixAut
 	return pa, sc, org, cus, err
 }
 
-var pixAuthIntervalText = map[string]string{"week": "semanal", "month": "mensal", "quarter": "trimestral", "year": "anual"}
-
-var pixAuthStatusText = map[string]string{
-	domain.PixAuthPending:  "Aguardando a sua autorização.",
-	domain.PixAuthApproved: "Autorização aprovada: as cobranças serão feitas automaticamente.",
-	domain.PixAuthRejected: "Autorização recusada.",
-	domain.PixAuthCanceled: "Autorização cancelada.",
-	domain.PixAuthExpired:  "Esta autorização expirou.",
-}
-
-func brDate(s string) string {
+// pageDate writes a YYYY-MM-DD date for a page in lang.
+func pageDate(lang pages.Lang, s string) string {
 	if d, err := calendar.Parse(s); err == nil {
-		return d.Format("02/01/2006")
+		return d.Format(pages.PixAuthText(lang, "date_layout"))
 	}
 	return s
+}
+
+// customerPageLang picks a hosted page's language: ?lang= when given, else the customer's first
+// supported preferred_locales entry, else the browser's Accept-Language; pt-BR by default.
+func customerPageLang(r *http.Request, cus *domain.Customer) pages.Lang {
+	lang, explicit := pageLang(r)
+	if explicit != "" || cus == nil {
+		return lang
+	}
+	for _, l := range cus.PreferredLocales {
+		switch l := strings.ToLower(l); {
+		case l == "en" || strings.HasPrefix(l, "en-"):
+			return pages.En
+		case l == "pt" || strings.HasPrefix(l, "pt-"):
+			return pages.PtBR
+		}
+	}
+	return lang
 }
 
 // handlePixAuthPage serves GET /pix-authorizations/:id?s=<secret>.
@@ -166,9 +179,15 @@ func (s *Server) handlePixAuthPage() http.Handler {
 			writePNG(w, png)
 			return
 		}
-		page := pages.PixAuthPage{Livemode: pa.Livemode, Payee: org.Name, MaxAmount: formatBRL(pa.MaxAmount), Interval: pixAuthIntervalText[pa.Interval],
-			StartDate: brDate(pa.StartDate), EndDate: "sem data de término", Status: pa.Status, StatusText: pixAuthStatusText[pa.Status], BRCode: pa.BRCode,
-			QRURL: payments.PixAuthPagePath(pa.ID) + "?qr=1&s=" + url.QueryEscape(secret), ActionURL: payments.PixAuthPagePath(pa.ID),
+		lang := customerPageLang(r, cus)
+		other := "en"
+		if lang == pages.En {
+			other = "pt-br"
+		}
+		page := pages.PixAuthPage{Lang: lang, LangURL: payments.PixAuthPagePath(pa.ID) + "?s=" + url.QueryEscape(secret) + "&lang=" + other,
+			Livemode: pa.Livemode, Payee: org.Name, MaxAmount: formatBRL(pa.MaxAmount), Interval: pages.PixAuthText(lang, pa.Interval),
+			StartDate: pageDate(lang, pa.StartDate), EndDate: pages.PixAuthText(lang, "no_end"), Status: pa.Status, StatusText: pages.PixAuthText(lang, pa.Status),
+			BRCode: pa.BRCode, QRURL: payments.PixAuthPagePath(pa.ID) + "?qr=1&s=" + url.QueryEscape(secret), ActionURL: payments.PixAuthPagePath(pa.ID),
 			Secret: secret, CSRFToken: s.pixAuthCSRF(pa.ID, secret), Customer: pa.Customer}
 		if cus.Name != nil {
 			page.Customer = *cus.Name
@@ -176,7 +195,7 @@ func (s *Server) handlePixAuthPage() http.Handler {
 			page.Customer = *cus.Email
 		}
 		if pa.EndDate != nil {
-			page.EndDate = brDate(*pa.EndDate)
+			page.EndDate = pageDate(lang, *pa.EndDate)
 		}
 		if pa.Description != nil {
 			page.Description = *pa.Description
@@ -234,7 +253,11 @@ func (s *Server) handlePixAuthPagePost() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		http.Redirect(w, r, payments.PixAuthPagePath(pa.ID)+"?s="+url.QueryEscape(secret), http.StatusSeeOther)
+		back := payments.PixAuthPagePath(pa.ID) + "?s=" + url.QueryEscape(secret)
+		if _, explicit := pageLang(r); explicit != "" {
+			back += "&lang=" + url.QueryEscape(explicit)
+		}
+		http.Redirect(w, r, back, http.StatusSeeOther)
 	})
 }
 

@@ -50,26 +50,7 @@ type pixWebhookBody struct {
 // payment is then confirmed with the PSP (GET /pix/{e2eid}) before it settles a charge.
 func (s *Server) handlePixWebhook() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.PixWebhookCA == nil || s.cfg.Live == nil {
-			s.writeError(w, r, &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeProcessorUnavailable,
-				Message: "The PIX webhook is not configured: start serve with --pix-provider api-pix and --pix-webhook-ca."})
-			return
-		}
-		certs := peerCertificates(r)
-		if len(certs) == 0 {
-			s.log.Warn("pix webhook: refused a request without a client certificate", "remote", r.RemoteAddr)
-			s.writeError(w, r, &domain.Error{Status: http.StatusUnauthorized, Type: domain.TypeAuthentication, Code: domain.CodeAuthenticationFailed,
-				Message: "The PIX webhook requires the PSP's TLS client certificate."})
-			return
-		}
-		inter := x509.NewCertPool()
-		for _, c := range certs[1:] {
-			inter.AddCert(c)
-		}
-		if _, err := certs[0].Verify(x509.VerifyOptions{Roots: s.cfg.PixWebhookCA, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-			s.log.Warn("pix webhook: refused a client certificate not issued by --pix-webhook-ca", "remote", r.RemoteAddr, "subject", certs[0].Subject.String())
-			s.writeError(w, r, &domain.Error{Status: http.StatusUnauthorized, Type: domain.TypeAuthentication, Code: domain.CodeAuthenticationFailed,
-				Message: "The PIX webhook's client certificate is not the PSP's."})
+		if !s.pspCertificate(w, r) {
 			return
 		}
 		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
@@ -116,4 +97,121 @@ func parseValor(v string) (int64, bool) {
 		return 0, false
 	}
 	return w*100 + f, true
+}
+
+// pspCertificate checks that a PSP webhook request carries the PSP's TLS client certificate
+// (chained to --pix-webhook-ca, for client authentication); otherwise it answers and returns false.
+func (s *Server) pspCertificate(w http.ResponseWriter, r *http.Request) bool {
+	if s.cfg.PixWebhookCA == nil || s.cfg.Live == nil {
+		s.writeError(w, r, &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeProcessorUnavailable,
+			Message: "The PIX webhook is not configured: start serve with --pix-provider api-pix and --pix-webhook-ca."})
+		return false
+	}
+	certs := peerCertificates(r)
+	if len(certs) == 0 {
+		s.log.Warn("pix webhook: refused a request without a client certificate", "remote", r.RemoteAddr)
+		s.writeError(w, r, &domain.Error{Status: http.StatusUnauthorized, Type: domain.TypeAuthentication, Code: domain.CodeAuthenticationFailed,
+			Message: "The PIX webhook requires the PSP's TLS client certificate."})
+		return false
+	}
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	if _, err := certs[0].Verify(x509.VerifyOptions{Roots: s.cfg.PixWebhookCA, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		s.log.Warn("pix webhook: refused a client certificate not issued by --pix-webhook-ca", "remote", r.RemoteAddr, "subject", certs[0].Subject.String())
+		s.writeError(w, r, &domain.Error{Status: http.StatusUnauthorized, Type: domain.TypeAuthentication, Code: domain.CodeAuthenticationFailed,
+			Message: "The PIX webhook's client certificate is not the PSP's."})
+		return false
+	}
+	return true
+}
+
+// recWebhookBody is the API Pix recurrence callback: {"recs":[{"idRec","status",…}]}.
+type recWebhookBody struct {
+	Recs []struct {
+		IDRec  string `json:"idRec"`
+		Status string `json:"status"`
+	} `json:"recs"`
+}
+
+// cobrWebhookBody is the API Pix recurring-charge callback: {"cobsr":[{"idRec","txid",…}]}.
+type cobrWebhookBody struct {
+	CobsR []struct {
+		IDRec  string `json:"idRec"`
+		TxID   string `json:"txid"`
+		Status string `json:"status"`
+	} `json:"cobsr"`
+}
+
+// handleRecWebhook receives the PSP's notifications of Pix Automático recurrences (approved,
+// rejected, canceled by the payer, expired); each is read back from the PSP before it changes an
+// authorization.
+func (s *Server) handleRecWebhook() http.Handler {
+	return s.pspWebhook(`{"recs":[…]}`, func(r *http.Request, raw []byte) (bool, error) {
+		var body recWebhookBody
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return false, nil
+		}
+		var failed error
+		for _, n := range body.Recs {
+			if n.IDRec == "" {
+				continue
+			}
+			if err := s.pay.RecNotified(r.Context(), s.db, n.IDRec); err != nil {
+				s.log.Error("pix automatico webhook: could not confirm a recurrence with the PSP; it will be retried", "id_rec", n.IDRec, "err", err)
+				failed = errors.Join(failed, err)
+			}
+		}
+		return true, failed
+	})
+}
+
+// handleCobRWebhook receives the PSP's notifications of recurring charges (an attempt paid or
+// refused); each charge is read back from the PSP before it settles anything.
+func (s *Server) handleCobRWebhook() http.Handler {
+	return s.pspWebhook(`{"cobsr":[…]}`, func(r *http.Request, raw []byte) (bool, error) {
+		var body cobrWebhookBody
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return false, nil
+		}
+		var failed error
+		for _, n := range body.CobsR {
+			if n.TxID == "" {
+				continue
+			}
+			if err := s.pay.CobRNotified(r.Context(), s.db, n.TxID); err != nil {
+				s.log.Error("pix automatico webhook: could not confirm a recurring charge with the PSP; it will be retried", "txid", n.TxID, "err", err)
+				failed = errors.Join(failed, err)
+			}
+		}
+		return true, failed
+	})
+}
+
+// pspWebhook is a PSP notification endpoint: the client certificate is checked, the body read
+// (1 MiB at most) and handed to apply, which says whether it was the expected shape and whether
+// some notification could not be confirmed (503: the PSP sends it again).
+func (s *Server) pspWebhook(shape string, apply func(r *http.Request, raw []byte) (bool, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.pspCertificate(w, r) {
+			return
+		}
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err != nil {
+			s.writeError(w, r, domain.Invalid("", "The body is too large or unreadable."))
+			return
+		}
+		ok, failed := apply(r, raw)
+		if !ok {
+			s.writeError(w, r, domain.Invalid("", "The body must be the API Pix notification: %s.", shape))
+			return
+		}
+		if failed != nil {
+			s.writeError(w, r, &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: "processing_error",
+				Message: "Some notifications could not be confirmed with the PSP; send the notification again."})
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -79,7 +80,7 @@ func (s *Server) logRequest(w http.ResponseWriter, r *http.Request, scope domain
 		entry.RequestBody = redactBody(cb.buf.Bytes())
 	}
 	if r.URL.RawQuery != "" {
-		entry.Path += "?" + r.URL.RawQuery
+		entry.Path += "?" + redactQuery(r.URL.RawQuery)
 	}
 	entry.ObjectID = pathID(r)
 	if entry.ObjectID == "" && r.Method == http.MethodPost && cw.status < 300 {
@@ -213,6 +214,35 @@ func redactValue(key string, v any) any {
 		return t
 	}
 	return v
+}
+
+// redactQuery returns a raw query string with the values of sensitive parameters (a client_secret
+// opening a payment from the browser, a card number sent by mistake) replaced by "[redacted]",
+// by the same rules as bodies; the rest of the query is kept as sent.
+func redactQuery(raw string) string {
+	parts := strings.Split(raw, "&")
+	for i, p := range parts {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			continue
+		}
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		// card[number], metadata[password]: the innermost name decides, as in a JSON body.
+		if j := strings.LastIndexByte(name, '['); j >= 0 && strings.HasSuffix(name, "]") {
+			name = name[j+1 : len(name)-1]
+		}
+		val, err := url.QueryUnescape(v)
+		if err != nil {
+			val = v
+		}
+		if sensitiveKeys[strings.ToLower(name)] || looksSecret(val) {
+			parts[i] = k + "=%5Bredacted%5D"
+		}
+	}
+	return strings.Join(parts, "&")
 }
 
 // looksSecret reports whether s is an API key, a webhook secret or a card number.

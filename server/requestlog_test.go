@@ -126,3 +126,30 @@ func TestRequestLogRecordsRefusedKnownKeys(t *testing.T) {
 	is.Equal(logs[1].KeyID, read.ID)
 	is.Equal(logs[1].Method, "POST")
 }
+
+// A secret in the query string (the client_secret a browser opens a payment with, a card number
+// sent by mistake) is redacted from the logged path as it is from bodies; the rest stays readable.
+func TestRequestLogRedactsQuerySecrets(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pi := e.Do("POST", "/v1/payment-intents", e.Test, map[string]any{"amount": 1000, "currency": "brl"})
+	is.Equal(pi.Status, 200)
+	secret := pi.Str("client_secret")
+	is.True(secret != "")
+	e.Do("GET", "/v1/payment-intents/"+pi.Str("id")+"?client_secret="+secret+"&card%5Bnumber%5D=4242424242424242&expand=customer", e.Test, nil)
+
+	test := domain.Scope{OrgID: e.Org.ID, Livemode: false}
+	logs := waitLogs(t, e, test, db.RequestLogFilter{}, 2)
+	get := logs[0]
+	is.Equal(get.Method, "GET")
+	is.True(!strings.Contains(get.Path, secret))
+	is.True(!strings.Contains(get.Path, "4242424242424242"))
+	is.True(strings.Contains(get.Path, "client_secret=%5Bredacted%5D"))
+	is.True(strings.Contains(get.Path, "expand=customer"))
+
+	b := e.signedIn(e.Org.ID, "dev@example.com", domain.RoleDeveloper)
+	_, body, _ := b.get("/dashboard/test/logs")
+	is.True(!strings.Contains(body, secret))
+	_, body, _ = b.get("/dashboard/test/logs/" + get.ID)
+	is.True(!strings.Contains(body, secret))
+}

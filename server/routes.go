@@ -218,6 +218,8 @@ func (s *Server) routes() http.Handler {
 
 	// The PSP's PIX webhook (live mode): mutual TLS, the PSP's client certificate.
 	r.Handler(http.MethodPost, "/processors/pix/webhook/pix", s.handlePixWebhook())
+	r.Handler(http.MethodPost, "/processors/pix/webhook/rec", s.handleRecWebhook())
+	r.Handler(http.MethodPost, "/processors/pix/webhook/cobr", s.handleCobRWebhook())
 	r.Handler(http.MethodPost, "/processors/pix/webhook", s.handlePixWebhook())
 	// The dynamic PIX code's location (public: the payer's bank fetches it) and its key set; the
 	// same signed payload for the owner's API key.

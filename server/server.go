@@ -5,11 +5,13 @@ package server
 
 import (
 	"context"
+	"crypto"
 	"crypto/x509"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +30,7 @@ import (
 	"troco/server/payments"
 	"troco/server/pix"
 	"troco/server/secrets"
+	"troco/server/tlsutil"
 	"troco/server/tokens"
 )
 
@@ -74,6 +77,10 @@ type Config struct {
 	// PixWebhookCA holds the CA of the PSP's client certificate: the PIX webhook accepts only
 	// requests whose TLS client certificate chains to it (serve --pix-webhook-ca).
 	PixWebhookCA *x509.CertPool
+	// PixSigningChain, when set, is called once with the PIX location signing key's public key
+	// and returns the certificate chain published as its x5c (serve: a certificate issued by the
+	// local CA); nil, or an error, publishes a certificate the key issues itself.
+	PixSigningChain func(pub crypto.PublicKey) ([]*x509.Certificate, error)
 	// FilesDir holds the bytes of uploaded files (serve: <data-dir>/files, or a private
 	// temporary directory for --db :memory:). When empty, New creates a temporary directory.
 	FilesDir string
@@ -126,6 +133,7 @@ func New(cfg Config) *Server {
 		panic(err) // DeriveKey returns 32 bytes: unreachable
 	}
 	s.pixKey = key
+	s.pixKey.Chain = s.pixChain(key)
 	s.files = s.openFiles()
 	iss := strings.TrimRight(cfg.BaseURL, "/")
 	if iss == "" {
@@ -153,6 +161,11 @@ func New(cfg Config) *Server {
 			return err
 		}
 		return invoices.IntentSettled(tx, a, pi)
+	}
+	// A live Pix Automático attempt decided later (reconciliation, the PSP's webhook) reaches
+	// the invoice it pays, and the subscription's retries.
+	s.pay.PixAutoSettled = func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
+		return s.billingService().PixAutoSettled(tx, a, pi)
 	}
 	// A checkout session's intent is paid through its session: its rules hold on every interface.
 	s.pay.Owner = checkout.OwnerRules()
@@ -230,4 +243,32 @@ func (s *Server) learnOrigin(r *http.Request) {
 	if err := s.db.Write(r.Context(), func(tx *db.Tx) error { return tx.PutSetting(db.SettingPublicBaseURL, o) }); err != nil {
 		s.log.Error("store the public base URL", slog.String("error", err.Error()))
 	}
+}
+
+// pixChain is the certificate chain of the PIX location signing key: the configured one, or a
+// certificate the key issues itself for the public host.
+func (s *Server) pixChain(key *pix.SigningKey) []*x509.Certificate {
+	if s.cfg.PixSigningChain != nil {
+		chain, err := s.cfg.PixSigningChain(&key.Key.PublicKey)
+		if err == nil && len(chain) > 0 {
+			return chain
+		}
+		if err != nil {
+			s.log.Warn("pix: no certificate from the local CA for the location signing key; publishing a self-issued one", "err", err)
+		}
+	}
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	if u, err := url.Parse(s.cfg.BaseURL); err == nil && u.Hostname() != "" {
+		hosts = []string{u.Hostname()}
+	}
+	now := time.Now() // no clock: certificate validity is wall time
+	if s.cfg.Clock != nil {
+		now = s.cfg.Clock.Now()
+	}
+	chain, err := tlsutil.SelfIssuedSigningCert(key.Key, hosts, now)
+	if err != nil {
+		s.log.Error("pix: self-issued certificate of the location signing key", "err", err)
+		return nil
+	}
+	return chain
 }

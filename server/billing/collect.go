@@ -139,6 +139,9 @@ func (svc *Service) Apply(tx *db.Tx, s domain.Scope, id string) error {
 		return err
 	}
 	open, err := svc.Payments.HasOpenCall(tx, s, *inv.PaymentIntent)
+	if err == nil && !open {
+		open, err = svc.Payments.PixAutoCallOpen(tx, s, *inv.PaymentIntent)
+	}
 	if err != nil || !open {
 		return err
 	}
@@ -148,9 +151,26 @@ func (svc *Service) Apply(tx *db.Tx, s domain.Scope, id string) error {
 		return err
 	}
 	if out == Failed {
-		return svc.attemptFailed(tx, a, sub.ID, inv.ID)
+		if err := svc.attemptFailed(tx, a, sub.ID, inv.ID); err != nil {
+			return err
+		}
 	}
-	return nil
+	// The job that renewed it scheduled its next wake-up before this answer: schedule again
+	// (the retry of a failed attempt).
+	return svc.reschedule(tx, s, sub.ID)
+}
+
+// reschedule recomputes when the billing job next looks at a subscription.
+func (svc *Service) reschedule(tx *db.Tx, s domain.Scope, id string) error {
+	sub, err := tx.FindSubscriptionByID(s, id)
+	if err != nil {
+		return err
+	}
+	st, err := loadState(tx, s, id)
+	if err != nil {
+		return err
+	}
+	return svc.schedule(tx, s, sub, st)
 }
 
 // cardCollector charges the subscription's default card (else the customer's newest saved card)
@@ -186,6 +206,7 @@ func (c cardCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscripti
 	}
 	before := *fresh
 	fresh.AttemptCount++
+	fresh.LastPaymentError = invoices.FailureOf(nil, e)
 	scheduleRetry(sub, fresh, nil)
 	if err := tx.UpdateInvoice(a.Scope, fresh); err != nil {
 		return Failed, err
@@ -209,17 +230,54 @@ func (sendInvoice) Collect(*db.Tx, domain.Actor, *domain.Subscription, *domain.I
 type pixAutoCollector struct{ svc *Service }
 
 func (c pixAutoCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscription, inv *domain.Invoice) (Outcome, error) {
+	pay := c.svc.Payments
+	if inv.PaymentIntent != nil {
+		// A live attempt reserved or answered: apply the PSP's answer, never charge again.
+		open, err := pay.PixAutoCallOpen(tx, a.Scope, *inv.PaymentIntent)
+		if err != nil {
+			return Failed, err
+		}
+		if open {
+			pi, err := pay.ApplyPixAutoCharge(tx, a, *inv.PaymentIntent)
+			if err != nil {
+				return Failed, err
+			}
+			return c.record(tx, a, inv, pi)
+		}
+	}
 	desc := "Invoice " + inv.ID
 	if inv.Number != nil {
 		desc = "Invoice " + *inv.Number
 	}
-	pi, err := c.svc.Payments.ChargePixAutomatico(tx, a, payments.PixAutoChargeParams{PaymentMethod: *sub.DefaultPaymentMethod,
+	pi, err := pay.ChargePixAutomatico(tx, a, payments.PixAutoChargeParams{PaymentMethod: *sub.DefaultPaymentMethod,
 		Amount: inv.AmountRemaining, Description: &desc, Reference: inv.ID, Metadata: map[string]string{"invoice": inv.ID, "subscription": sub.ID}})
+	if p := payments.PendingOf(err); p != nil {
+		// Live: the attempt is reserved; the PSP is called once this transaction commits.
+		c.svc.pending = append(c.svc.pending, PendingCall{scope: a.Scope, sub: sub.ID, p: p})
+		return Waiting, c.link(tx, a, inv.ID, pi)
+	}
 	if err != nil {
 		if _, ok := domain.AsError(err); !ok {
 			return Failed, err
 		}
-		pi = nil // refused before any charge: recorded as a failed attempt below
+		// Refused before any charge: a failed attempt whose reason is the refusal.
+		paid, err2 := c.svc.Invoices.RecordCharge(tx, a, inv.ID, nil, err)
+		if err2 != nil {
+			return Failed, err2
+		}
+		if paid.Status == domain.InvoicePaid {
+			return Paid, nil
+		}
+		return Failed, nil
+	}
+	return c.record(tx, a, inv, pi)
+}
+
+// record records an attempt's intent on the invoice: paid, failed (invoice.payment_failed), or
+// still processing at the PSP (linked; decided later by PixAutoSettled).
+func (c pixAutoCollector) record(tx *db.Tx, a domain.Actor, inv *domain.Invoice, pi *domain.PaymentIntent) (Outcome, error) {
+	if pi != nil && pi.Status == domain.PIStatusProcessing {
+		return Waiting, c.link(tx, a, inv.ID, pi)
 	}
 	paid, err := c.svc.Invoices.RecordCharge(tx, a, inv.ID, pi)
 	if err != nil {
@@ -229,6 +287,43 @@ func (c pixAutoCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscri
 		return Paid, nil
 	}
 	return Failed, nil
+}
+
+// link makes pi the invoice's payment intent while its attempt is in flight (no attempt is
+// counted yet).
+func (c pixAutoCollector) link(tx *db.Tx, a domain.Actor, invID string, pi *domain.PaymentIntent) error {
+	inv, err := tx.FindInvoiceByID(a.Scope, invID)
+	if err != nil {
+		return err
+	}
+	inv.PaymentIntent, inv.Charge = &pi.ID, pi.LatestCharge
+	if err := tx.SetChargesInvoice(a.Scope, pi.ID, inv.ID); err != nil {
+		return err
+	}
+	return tx.UpdateInvoice(a.Scope, inv)
+}
+
+// PixAutoSettled records on its invoice a live Pix Automático attempt decided after the renewal
+// that made it (the PSP settled or refused it on the due date): paid, or a failed attempt that
+// starts or continues the business-day retries (invoice.payment_failed).
+func (svc *Service) PixAutoSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
+	inv, err := tx.FindInvoiceByPaymentIntent(a.Scope, pi.ID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err != nil || inv.Status != domain.InvoiceOpen {
+		return err
+	}
+	got, err := svc.Invoices.RecordCharge(tx, a, inv.ID, pi)
+	if err != nil || inv.Subscription == nil {
+		return err
+	}
+	if got.Status != domain.InvoicePaid {
+		if err := svc.attemptFailed(tx, a, *inv.Subscription, inv.ID); err != nil {
+			return err
+		}
+	}
+	return svc.reschedule(tx, a.Scope, *inv.Subscription)
 }
 
 // RetryAt is the retry n of a failed Pix Automático charge: on each of the next business days

@@ -27,7 +27,7 @@ import (
 type liveFlags struct {
 	cardProvider, cieloBase, cieloQuery, cieloMerchant, cieloKeyFile, cieloCA                    *string
 	pixProvider, pixBase, pixToken, pixClientID, pixSecretFile, pixCert, pixKey, pixChave, pixCA *string
-	pixWebhookCA                                                                                 *string
+	pixWebhookCA, pixAccount                                                                     *string
 }
 
 func addLiveFlags(fs *flagSet) *liveFlags {
@@ -48,6 +48,7 @@ func addLiveFlags(fs *flagSet) *liveFlags {
 		pixChave:      fs.str("pix-key-chave", "", "the receiving PIX key (chave) registered at the PSP"),
 		pixCA:         fs.str("pix-ca", "", "extra roots (PEM) for the PSP's server certificate; the system's otherwise"),
 		pixWebhookCA:  fs.str("pix-webhook-ca", "", "CA (PEM) of the PSP's client certificate: the PIX webhook accepts only requests signed by it"),
+		pixAccount:    fs.str("pix-account", "", "AGENCIA/CONTA/TIPO (TIPO: CORRENTE, POUPANCA or PAGAMENTO): the account Pix Automático charges are paid into; empty: live Pix Automático charges are refused"),
 	}
 }
 
@@ -111,8 +112,16 @@ func (l *liveFlags) build(log *slog.Logger) (*liveSetup, error) {
 		if s.webhookCA, err = processors.LoadPool(*l.pixWebhookCA); err != nil {
 			return nil, fmt.Errorf("--pix-webhook-ca: %w", err)
 		}
+		var account *apipix.RecAccount
+		if *l.pixAccount != "" {
+			a, err := apipix.ParseRecAccount(*l.pixAccount)
+			if err != nil {
+				return nil, err
+			}
+			account = &a
+		}
 		s.pix = apipix.New(apipix.Config{BaseURL: *l.pixBase, TokenURL: *l.pixToken, ClientID: *l.pixClientID, ClientSecret: secret, Chave: *l.pixChave,
-			Client: client, Log: log})
+			Client: client, Log: log, RecAccount: account})
 	default:
 		return nil, fmt.Errorf("--pix-provider must be api-pix (or empty); got %q", *l.pixProvider)
 	}
@@ -214,7 +223,7 @@ func devPSP(ctx context.Context, env Env, args []string) error {
 	fmt.Fprintf(w, "API Pix PSP double on %s (mutual TLS)\n", pspURL)
 	serveFlags := []string{"--pix-provider api-pix", "--pix-base-url " + pspURL, "--pix-token-url " + pspURL + "/oauth/token", "--pix-client-id dev-client",
 		"--pix-client-secret-file " + secretPath, "--pix-cert " + certPath, "--pix-key " + keyPath, "--pix-key-chave dev@troco.example",
-		"--pix-ca " + caPath, "--pix-webhook-ca " + caPath}
+		"--pix-ca " + caPath, "--pix-webhook-ca " + caPath, "--pix-account 0001/123456/CORRENTE"}
 	if *withCielo {
 		cd := cielotest.New("dev-merchant", "dev-merchant-key")
 		keyFile := filepath.Join(*dir, "cielo-merchant-key")
@@ -236,6 +245,8 @@ func devPSP(ctx context.Context, env Env, args []string) error {
 	fmt.Fprintf(w, "\nstart troco with:\n  troco serve %s\n", strings.Join(serveFlags, " \\\n    "))
 	fmt.Fprintf(w, "\npay a PIX charge (its txid is the charge's payment_method_details.pix.txid):\n  curl --cacert %s --cert %s --key %s -X POST %s/dev/pay/<txid>\n",
 		caPath, certPath, keyPath, pspURL)
+	fmt.Fprintf(w, "\nPix Automático: approve a recurrence (its idRec is in troco's logs) and pay or refuse a recurring charge:\n  curl --cacert %s --cert %s --key %s -X POST %s/dev/rec/<idRec>/APROVADA\n  curl --cacert %s --cert %s --key %s -X POST '%s/dev/cobr/<txid>/refuse?codigo=AM02'\n",
+		caPath, certPath, keyPath, pspURL, caPath, certPath, keyPath, pspURL)
 	fmt.Fprintln(w, "\nCtrl-C stops the doubles (their state is in memory).")
 	if env.Ready != nil {
 		env.Ready(pspLn.Addr().String())

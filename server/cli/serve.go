@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,8 +12,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -363,6 +367,21 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if liveSetup.router != nil {
 		srvCfg.Live = liveSetup.router
 	}
+	if caPath != "" {
+		// The local CA also certifies the PIX location signing key (the x5c of its JWKS), for
+		// the hosts the TLS certificate names.
+		host, _, _ := net.SplitHostPort(cfg.addr)
+		hosts := []string{"localhost", "127.0.0.1", "::1"}
+		if host != "" && !slices.Contains(hosts, host) {
+			hosts = append(hosts, host)
+		}
+		if u, err := url.Parse(cfg.baseURL); err == nil && u.Hostname() != "" && !slices.Contains(hosts, u.Hostname()) {
+			hosts = append(hosts, u.Hostname())
+		}
+		srvCfg.PixSigningChain = func(pub crypto.PublicKey) ([]*x509.Certificate, error) {
+			return tlsutil.IssueSigningCert(filepath.Dir(caPath), pub, hosts, clk.Now())
+		}
+	}
 	srv := server.New(srvCfg)
 	// Last, so time travel (RunDue) delivers the events that the other jobs just emitted.
 	runner.Add(dispatcher.Job())
@@ -460,6 +479,13 @@ func serve(ctx context.Context, env Env, args []string) error {
 				log.Error("pix: webhook registration failed; payments are still found by reconciliation, fix and restart", "webhook", hook, "err", err)
 			} else {
 				log.Info("pix: webhook registered", "webhook", hook)
+			}
+			// Pix Automático: the PSP posts recurrences to hook + "/rec", recurring charges to
+			// hook + "/cobr". A PSP without Pix Automático refuses; reconciliation still polls.
+			if err := liveSetup.pix.RegisterRecWebhooks(regCtx, hook); err != nil {
+				log.Warn("pix automatico: webhook registration failed; recurrences and recurring charges are still followed by reconciliation", "webhook", hook, "err", err)
+			} else {
+				log.Info("pix automatico: webhooks registered", "webhook", hook)
 			}
 		}()
 	}

@@ -145,8 +145,20 @@ func CreateWebhookEndpoint(tx *db.Tx, a domain.Actor, env WebhookEnv, p WebhookE
 	if err := tx.CreateWebhookEndpoint(a.Scope, ep); err != nil {
 		return nil, err
 	}
+	if err := auditAPI(tx, a, "webhook_endpoint.created", ep.ID, ep.URL); err != nil {
+		return nil, err
+	}
 	ep.Secret = secret
 	return ep, nil
+}
+
+// auditAPI records in the organization's audit trail a change made with an API key (who is
+// "api:key_…"); the dashboard records its own changes with the person who made them.
+func auditAPI(tx *db.Tx, a domain.Actor, action, objectID, detail string) error {
+	if a.KeyID == "" {
+		return nil
+	}
+	return tx.InsertAudit(&domain.AuditEntry{OrgID: a.OrgID, UserEmail: "api:" + a.KeyID, Action: action, ObjectID: objectID, Detail: detail})
 }
 
 // GetWebhookEndpoint returns an endpoint of the scope (never its secret).
@@ -179,6 +191,9 @@ func UpdateWebhookEndpoint(tx *db.Tx, a domain.Actor, env WebhookEnv, id string,
 			return nil, err
 		}
 	}
+	if err := auditAPI(tx, a, "webhook_endpoint.updated", ep.ID, ep.URL+" ("+ep.Status+")"); err != nil {
+		return nil, err
+	}
 	return ep, nil
 }
 
@@ -188,6 +203,9 @@ func DeleteWebhookEndpoint(tx *db.Tx, a domain.Actor, id string) (*domain.Delete
 		return nil, err
 	}
 	if err := tx.DeleteWebhookEndpoint(a.Scope, id); err != nil {
+		return nil, err
+	}
+	if err := auditAPI(tx, a, "webhook_endpoint.deleted", id, ""); err != nil {
 		return nil, err
 	}
 	return &domain.Deleted{ID: id, Object: "webhook_endpoint", Deleted: true}, nil
@@ -224,6 +242,9 @@ func RotateWebhookSecret(tx *db.Tx, a domain.Actor, env WebhookEnv, id string, p
 	secret := webhooks.NewSecret()
 	ep.SealedSecret = env.Secrets.Seal(secret)
 	if err := tx.UpdateWebhookEndpoint(a.Scope, ep); err != nil {
+		return nil, err
+	}
+	if err := auditAPI(tx, a, "webhook_endpoint.rotate-secret", ep.ID, ""); err != nil {
 		return nil, err
 	}
 	ep.Secret = secret

@@ -32,29 +32,32 @@ const MaxDaysUntilDue = 3650
 // Invoice is a billing document (SPEC 2.9, 4.6): what a customer owes, how it is collected and
 // when it is due. due_date is an absolute instant (SPEC 9.2); amounts are centavos.
 type Invoice struct {
-	ID                 string                   `json:"id"`
-	Object             string                   `json:"object"`
-	AmountDue          int64                    `json:"amount_due"`
-	AmountPaid         int64                    `json:"amount_paid"`
-	AmountRemaining    int64                    `json:"amount_remaining"`
-	AttemptCount       int                      `json:"attempt_count"`
-	BillingReason      string                   `json:"billing_reason"`
-	Charge             *string                  `json:"charge"`
-	CheckoutSession    *string                  `json:"checkout_session"`
-	CollectionMethod   string                   `json:"collection_method"`
-	CreatedAt          Time                     `json:"created_at"`
-	Currency           string                   `json:"currency"`
-	Customer           string                   `json:"customer"`
-	DaysUntilDue       *int                     `json:"days_until_due"`
-	Description        *string                  `json:"description"`
-	DiscountAmount     int64                    `json:"discount_amount"`
-	DueDate            Time                     `json:"due_date"`
-	FineAmount         int64                    `json:"fine_amount"`
-	HostedInvoiceURL   *string                  `json:"hosted_invoice_url"`
-	InvoicePDF         *string                  `json:"invoice_pdf"`
-	FineRate           int64                    `json:"fine_rate"`
-	InterestAmount     int64                    `json:"interest_amount"`
-	InterestRate       int64                    `json:"interest_rate"`
+	ID               string  `json:"id"`
+	Object           string  `json:"object"`
+	AmountDue        int64   `json:"amount_due"`
+	AmountPaid       int64   `json:"amount_paid"`
+	AmountRemaining  int64   `json:"amount_remaining"`
+	AttemptCount     int     `json:"attempt_count"`
+	BillingReason    string  `json:"billing_reason"`
+	Charge           *string `json:"charge"`
+	CheckoutSession  *string `json:"checkout_session"`
+	CollectionMethod string  `json:"collection_method"`
+	CreatedAt        Time    `json:"created_at"`
+	Currency         string  `json:"currency"`
+	Customer         string  `json:"customer"`
+	DaysUntilDue     *int    `json:"days_until_due"`
+	Description      *string `json:"description"`
+	DiscountAmount   int64   `json:"discount_amount"`
+	DueDate          Time    `json:"due_date"`
+	FineAmount       int64   `json:"fine_amount"`
+	HostedInvoiceURL *string `json:"hosted_invoice_url"`
+	InvoicePDF       *string `json:"invoice_pdf"`
+	FineRate         int64   `json:"fine_rate"`
+	InterestAmount   int64   `json:"interest_amount"`
+	InterestRate     int64   `json:"interest_rate"`
+	// LastPaymentError is why the last payment attempt failed (the failed intent's
+	// last_payment_error, or the refusal of an attempt that charged nothing); null once paid.
+	LastPaymentError   *PaymentError            `json:"last_payment_error"`
 	Lines              List[InvoiceLine]        `json:"lines"`
 	Livemode           bool                     `json:"livemode"`
 	Metadata           Metadata                 `json:"metadata"`

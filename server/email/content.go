@@ -140,7 +140,7 @@ var text = map[string][2]string{
 	"failed_heading":        {"Pagamento não aprovado", "Payment failed"},
 	"failed_intro":          {"Tentamos cobrar %s e o pagamento não foi aprovado.", "We tried to charge %s and the payment was not approved."},
 	"failed_retry":          {"Vamos tentar de novo em %s. Se preferir, atualize a forma de pagamento ou pague a fatura agora.", "We will try again on %s. You can also update your payment method or pay the invoice now."},
-	"failed_final":          {"Atualize a forma de pagamento ou pague a fatura agora para manter o serviço.", "Update your payment method or pay the invoice now to keep your service."},
+	"failed_final":          {"Não faremos novas tentativas automáticas de cobrança. Para pagar a fatura, use o link abaixo.", "No more automatic payment attempts will be made. To pay the invoice, use the link below."},
 	"overdue_subject":       {"Fatura vencida de %s: %s", "Overdue invoice from %s: %s"},
 	"overdue_heading":       {"Sua fatura venceu", "Your invoice is overdue"},
 	"overdue_intro":         {"A fatura de %s venceu em %s e ainda não foi paga.", "The invoice for %s was due on %s and is still unpaid."},

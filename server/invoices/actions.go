@@ -174,6 +174,7 @@ func (svc *Service) Pay(tx *db.Tx, a domain.Actor, id string, p PayParams) (*dom
 		if e.Charge != "" {
 			inv.Charge = &e.Charge
 		}
+		inv.LastPaymentError = FailureOf(nil, e)
 		if err := tx.SetChargesInvoice(a.Scope, pi.ID, inv.ID); err != nil {
 			return nil, err
 		}
@@ -332,6 +333,7 @@ func markPaid(tx *db.Tx, a domain.Actor, inv *domain.Invoice, pi *domain.Payment
 	inv.AmountPaid = inv.AmountDue
 	inv.AmountRemaining = 0
 	inv.StatusTransitions.PaidAt = domain.At(tx.Now)
+	inv.LastPaymentError = nil
 	if pi != nil {
 		inv.PaymentIntent = &pi.ID
 		inv.Charge = pi.LatestCharge
@@ -433,6 +435,7 @@ func IntentSettled(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error {
 	case domain.PIStatusRequiresPaymentMethod, domain.PIStatusCanceled:
 		before := *inv
 		inv.Charge = pi.LatestCharge
+		inv.LastPaymentError = FailureOf(pi, nil)
 		if err := tx.UpdateInvoice(a.Scope, inv); err != nil {
 			return err
 		}
@@ -470,7 +473,7 @@ func (svc *Service) MarkUncollectibleIfOpen(tx *db.Tx, a domain.Actor, id string
 // Pix Automático charge of a renewal): err nil and pi succeeded pays the invoice (invoice.paid);
 // otherwise the attempt is counted and invoice.payment_failed emitted, linked to pi when one
 // was created (a charge refused before anything was charged has none).
-func (svc *Service) RecordCharge(tx *db.Tx, a domain.Actor, id string, pi *domain.PaymentIntent) (*domain.Invoice, error) {
+func (svc *Service) RecordCharge(tx *db.Tx, a domain.Actor, id string, pi *domain.PaymentIntent, refusal ...error) (*domain.Invoice, error) {
 	inv, err := tx.FindInvoiceByID(a.Scope, id)
 	if err != nil {
 		return nil, err
@@ -484,6 +487,11 @@ func (svc *Service) RecordCharge(tx *db.Tx, a domain.Actor, id string, pi *domai
 	}
 	before := *inv
 	inv.AttemptCount++
+	var cause error
+	if len(refusal) > 0 {
+		cause = refusal[0]
+	}
+	inv.LastPaymentError = FailureOf(pi, cause)
 	if pi != nil {
 		inv.PaymentIntent, inv.Charge = &pi.ID, pi.LatestCharge
 		if err := tx.SetChargesInvoice(a.Scope, pi.ID, inv.ID); err != nil {
@@ -494,4 +502,25 @@ func (svc *Service) RecordCharge(tx *db.Tx, a domain.Actor, id string, pi *domai
 		return nil, err
 	}
 	return inv, core.Emit(tx, a, EventPaymentFailed, inv, &before)
+}
+
+// FailureOf is the payment_error a failed attempt leaves on its invoice (last_payment_error):
+// the failed intent's, or, for an attempt refused before anything was charged, the refusal
+// (category invalid, its code and message).
+func FailureOf(pi *domain.PaymentIntent, err error) *domain.PaymentError {
+	if pi != nil && pi.LastPaymentError != nil {
+		return pi.LastPaymentError
+	}
+	e, ok := domain.AsError(err)
+	if !ok {
+		return nil
+	}
+	if p, ok := e.PaymentIntent.(*domain.PaymentIntent); ok && p != nil && p.LastPaymentError != nil {
+		return p.LastPaymentError
+	}
+	pe := &domain.PaymentError{Category: "invalid", Code: e.Code, Message: e.Message}
+	if e.DeclineCode != "" {
+		pe.Category, pe.Code = "issuer_declined", e.DeclineCode
+	}
+	return pe
 }

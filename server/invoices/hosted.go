@@ -99,6 +99,17 @@ func (svc *Service) PayHosted(tx *db.Tx, a domain.Actor, id string, p HostedPayP
 				return svc.confirmHosted(tx, a, inv, *inv, pi.ID, payments.ConfirmParams{Origin: p.Origin})
 			}
 		}
+		if pi.Status == domain.PIStatusProcessing {
+			// A live Pix Automático charge is at the PSP: paying another way could pay twice.
+			held, err := svc.Payments.PixAutoInFlight(tx, a.Scope, pi)
+			if err != nil {
+				return nil, err
+			}
+			if held {
+				return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
+					Message: "A Pix Automático charge of this invoice is in progress with the payer's bank; wait for it to settle."}
+			}
+		}
 		if pi.Waiting() {
 			if pi.Amount == inv.AmountRemaining && p.Method != domain.MethodCreditCard && slicesHas(pi.PaymentMethodTypes, p.Method) {
 				return inv, nil // the PIX or boleto already issued is still good
@@ -160,6 +171,7 @@ func (svc *Service) confirmHosted(tx *db.Tx, a domain.Actor, inv *domain.Invoice
 		if e.Charge != "" {
 			inv.Charge = &e.Charge
 		}
+		inv.LastPaymentError = FailureOf(nil, e)
 		if err := tx.SetChargesInvoice(a.Scope, piID, inv.ID); err != nil {
 			return nil, err
 		}

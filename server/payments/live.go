@@ -53,7 +53,11 @@ type Pending struct {
 	ref    ChargeRef
 	amount int64
 	refund *RefundRequest
-	save   *SaveCardRequest
+	// Pix Automático: a recurrence to create, the idRec of one to cancel, a charge attempt.
+	rec       *RecRequest
+	idRec     string
+	recCharge *RecChargeRequest
+	save      *SaveCardRequest
 }
 
 // callOutcome is the recorded answer of a call.
@@ -65,6 +69,9 @@ type callOutcome struct {
 	Async   *AsyncResult    `json:"async,omitempty"`
 	Refund  *RefundResult   `json:"refund,omitempty"`
 	Save    *SaveCardResult `json:"save,omitempty"`
+	// Rec and RecCharge are the PSP's answers of Pix Automático calls.
+	Rec       *RecResult       `json:"rec,omitempty"`
+	RecCharge *RecChargeResult `json:"rec_charge,omitempty"`
 }
 
 // Reference derives the idempotent reference a processor knows an object by from its id: 32
@@ -220,6 +227,22 @@ func (s *Service) Execute(ctx context.Context, store *db.DB, p *Pending) {
 		var r RefundResult
 		r, err = proc.Refund(ctx, *p.refund)
 		out.Refund = &r
+	case CallRec, CallRecCancel, CallCobR:
+		pp, _ := proc.(PixAutoProcessor)
+		switch {
+		case pp == nil:
+			err = fmt.Errorf("%w: no Pix Automático processor", ErrNotSent)
+		case call.Kind == CallRec:
+			var r RecResult
+			r, err = pp.CreateRecurrence(ctx, *p.rec)
+			out.Rec = &r
+		case call.Kind == CallRecCancel:
+			err = pp.CancelRecurrence(ctx, p.idRec)
+		default:
+			var r RecChargeResult
+			r, err = pp.ChargeRecurrence(ctx, *p.recCharge)
+			out.RecCharge = &r
+		}
 	case CallSaveCard:
 		var r SaveCardResult
 		r, err = proc.SaveCard(ctx, *p.save)
@@ -260,6 +283,9 @@ func (s *Service) record(ctx context.Context, store *db.DB, callID string, out c
 		}
 		if out.Refund != nil && out.Refund.ProcessorID != "" {
 			c.ProcessorID = out.Refund.ProcessorID
+		}
+		if out.Rec != nil && out.Rec.IDRec != "" {
+			c.ProcessorID = out.Rec.IDRec
 		}
 		return tx.UpdateProcessorCall(c)
 	})
@@ -506,6 +532,9 @@ func (s *Service) reconcileOne(ctx context.Context, store *db.DB, c *db.Processo
 		return nil
 	}
 	a := domain.Actor{Scope: c.Scope}
+	if c.Kind == CallRec || c.Kind == CallRecCancel || c.Kind == CallCobR {
+		return s.reconcilePixAuto(ctx, store, c, now)
+	}
 	switch c.State {
 	case db.CallDone:
 		return s.applyInJob(ctx, store, a, c.ID)

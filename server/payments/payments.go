@@ -65,6 +65,10 @@ type Service struct {
 	// captured or canceled, so checkout sessions can move their payment_status and emit their
 	// async payment events.
 	AfterSettle func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error
+	// PixAutoSettled, when set, runs in the same transaction after a live Pix Automático
+	// attempt was decided outside the request that made it (paid or failed: reconciliation, the
+	// PSP's webhook), so the invoice it pays records the outcome.
+	PixAutoSettled func(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent) error
 	// Owner, when set, holds the rules of the domain that made an intent (a checkout session's
 	// intent is paid through its session). Confirm, UpdateIntent and RegenerateBoleto consult it,
 	// so no interface (/v1, /api/v1, hosted pages, CLI) can bypass them; the owning domain itself

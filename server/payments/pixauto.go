@@ -3,7 +3,6 @@ package payments
 import (
 	"context"
 	"errors"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -55,6 +54,9 @@ type PixAuthParams struct {
 	Metadata    map[string]string `json:"metadata"`
 	// Origin is the https://host public URLs use when the Service has no BaseURL.
 	Origin string `json:"-"`
+	// ID is the id the authorization gets, chosen by the caller before the first run: a live
+	// authorization is created by the run that applies the PSP's answer.
+	ID string `json:"-"`
 }
 
 // PixAuthPagePath is the hosted authorization page of id (with ?s=<secret>).
@@ -111,14 +113,16 @@ func (s *Service) CreatePixAuthorization(tx *db.Tx, a domain.Actor, p PixAuthPar
 		end = &v
 	}
 	if a.Livemode {
-		// Live authorizations go through a PSP's Pix Automático API (/rec), not connected yet.
-		return nil, errPixAutoUnavailable()
+		return s.createPixAuthLive(tx, a, p, cus, start.Format(calendar.Layout), end)
 	}
 	org, err := tx.FindOrganizationByID(a.OrgID)
 	if err != nil {
 		return nil, err
 	}
-	id := domain.NewID(domain.PrefixPixAuthorization)
+	id := p.ID
+	if id == "" {
+		id = domain.NewID(domain.PrefixPixAuthorization)
+	}
 	secret := domain.NewSecret("pas_")
 	origin := s.origin(p.Origin)
 	code, txid, err := pixCode(org, origin, id, 0)
@@ -207,6 +211,18 @@ func (s *Service) CancelPixAuthorization(tx *db.Tx, a domain.Actor, id string) (
 	if pa.Status != domain.PixAuthPending && pa.Status != domain.PixAuthApproved {
 		return nil, domain.Conflict(domain.CodeResourceStateConflict, "You cannot cancel this authorization because it is %s.", pa.Status)
 	}
+	if a.Livemode {
+		return s.cancelPixAuthLive(tx, a, pa)
+	}
+	return s.cancelLocal(tx, a, pa)
+}
+
+// cancelLocal cancels an authorization in troco (the PSP's recurrence, in live mode, already
+// is).
+func (s *Service) cancelLocal(tx *db.Tx, a domain.Actor, pa *domain.PixAuthorization) (*domain.PixAuthorization, error) {
+	if pa.Status != domain.PixAuthPending && pa.Status != domain.PixAuthApproved {
+		return pa, nil
+	}
 	before := *pa
 	pa.Status, pa.CanceledAt, pa.UpdatedAt = domain.PixAuthCanceled, domain.At(tx.Now), domain.At(tx.Now)
 	if err := tx.UpdatePixAuthorization(a.Scope, pa); err != nil {
@@ -260,10 +276,4 @@ func (s *Service) ExpirePixAuthorization(tx *db.Tx, a domain.Actor, id string) (
 		return nil, err
 	}
 	return pa, emit(tx, a, "pix_authorization.expired", pa, &before)
-}
-
-// errPixAutoUnavailable answers a live authorization: live Pix Automático needs a PSP connector.
-func errPixAutoUnavailable() *domain.Error {
-	return &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeProcessorUnavailable,
-		Message: "Live Pix Automático authorizations are not supported yet, even with --pix-provider api-pix: troco does not call a PSP's recurring-payments API (/rec) yet; nothing was created. Use a test key (ch_test_...) to simulate them."}
 }

@@ -55,9 +55,6 @@ func errInsufficientFunds() *domain.PaymentError {
 // pix_automatico (400 payment_method), an authorization that is not approved (canceled, expired:
 // 409), an amount above its max_amount (400 amount), a date outside start_date..end_date (409).
 func (s *Service) ChargePixAutomatico(tx *db.Tx, a domain.Actor, p PixAutoChargeParams) (*domain.PaymentIntent, error) {
-	if a.Livemode {
-		return nil, errPixAutoUnavailable()
-	}
 	pm, err := tx.FindPaymentMethodByID(a.Scope, p.PaymentMethod)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && pm.Type != domain.MethodPixAutomatico) {
 		return nil, domain.Invalid("payment_method", "payment_method must be a pix_automatico payment method of this account (created by an approved Pix Automático authorization).")
@@ -86,6 +83,9 @@ func (s *Service) ChargePixAutomatico(tx *db.Tx, a domain.Actor, p PixAutoCharge
 		return nil, err
 	} else if paid != "" {
 		return s.GetIntent(tx, a.Scope, paid) // already paid: never charged twice
+	}
+	if a.Livemode {
+		return s.chargePixAutoLive(tx, a, p, pm, pa)
 	}
 	rule, err := tx.PixAuthorizationRule(a.Scope, pa.ID)
 	if err != nil {

@@ -5,7 +5,9 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/hmac"
+	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -60,10 +62,12 @@ type Valor struct {
 	Original string `json:"original"`
 }
 
-// SigningKey is the ES256 key that signs location payloads, with its key id.
+// SigningKey is the ES256 key that signs location payloads, with its key id and the
+// certificate chain of its public key (the JWKS's x5c: the key's certificate first).
 type SigningKey struct {
-	Key *ecdsa.PrivateKey
-	KID string
+	Key   *ecdsa.PrivateKey
+	KID   string
+	Chain []*x509.Certificate
 }
 
 // DeriveSigningKey derives a P-256 key deterministically from seed (a secret of at least 32
@@ -93,9 +97,16 @@ func DeriveSigningKey(seed []byte) (*SigningKey, error) {
 	return nil, errors.New("pix: no valid signing key derived")
 }
 
-// JWKS returns the public key set published at the location's jku.
+// JWKS returns the public key set published at the location's jku; with a chain, the key
+// carries it as x5c (and the certificate's thumbprints x5t, x5t#S256).
 func (k *SigningKey) JWKS() jose.JSONWebKeySet {
-	return jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.Key.PublicKey, KeyID: k.KID, Algorithm: string(jose.ES256), Use: "sig"}}}
+	jwk := jose.JSONWebKey{Key: &k.Key.PublicKey, KeyID: k.KID, Algorithm: string(jose.ES256), Use: "sig", Certificates: k.Chain}
+	if len(k.Chain) > 0 {
+		s1 := sha1.Sum(k.Chain[0].Raw)
+		s256 := sha256.Sum256(k.Chain[0].Raw)
+		jwk.CertificateThumbprintSHA1, jwk.CertificateThumbprintSHA256 = s1[:], s256[:]
+	}
+	return jose.JSONWebKeySet{Keys: []jose.JSONWebKey{jwk}}
 }
 
 // RecPayload is the payload of a Pix Automático authorization's location (the API Pix's

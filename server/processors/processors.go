@@ -276,3 +276,58 @@ func Transient(err error) bool {
 	}
 	return !errors.Is(err, ErrCircuitOpen) && !errors.Is(err, context.Canceled)
 }
+
+var _ payments.PixAutoProcessor = (*Router)(nil)
+
+// pixAuto is the PIX connector's Pix Automático side.
+func (r *Router) pixAuto() (payments.PixAutoProcessor, error) {
+	if p, ok := r.Pix.(payments.PixAutoProcessor); ok && r.Pix != nil {
+		return p, nil
+	}
+	return nil, errors.Join(payments.ErrNotSent, payments.ErrProcessorUnavailable(domain.MethodPix))
+}
+
+// CreateRecurrence creates a Pix Automático recurrence through the PIX connector.
+func (r *Router) CreateRecurrence(ctx context.Context, req payments.RecRequest) (payments.RecResult, error) {
+	p, err := r.pixAuto()
+	if err != nil {
+		return payments.RecResult{}, err
+	}
+	return p.CreateRecurrence(ctx, req)
+}
+
+// LookupRecurrence reads a recurrence through the PIX connector.
+func (r *Router) LookupRecurrence(ctx context.Context, idRec, contract string) (payments.RecResult, error) {
+	p, err := r.pixAuto()
+	if err != nil {
+		return payments.RecResult{}, err
+	}
+	return p.LookupRecurrence(ctx, idRec, contract)
+}
+
+// CancelRecurrence cancels a recurrence through the PIX connector.
+func (r *Router) CancelRecurrence(ctx context.Context, idRec string) error {
+	p, err := r.pixAuto()
+	if err != nil {
+		return err
+	}
+	return p.CancelRecurrence(ctx, idRec)
+}
+
+// ChargeRecurrence makes an attempt of a recurring charge through the PIX connector.
+func (r *Router) ChargeRecurrence(ctx context.Context, req payments.RecChargeRequest) (payments.RecChargeResult, error) {
+	p, err := r.pixAuto()
+	if err != nil {
+		return payments.RecChargeResult{}, err
+	}
+	return p.ChargeRecurrence(ctx, req)
+}
+
+// LookupRecurringCharge reads an attempt of a recurring charge through the PIX connector.
+func (r *Router) LookupRecurringCharge(ctx context.Context, txid string, attempt int) (payments.RecChargeResult, error) {
+	p, err := r.pixAuto()
+	if err != nil {
+		return payments.RecChargeResult{}, err
+	}
+	return p.LookupRecurringCharge(ctx, txid, attempt)
+}

@@ -233,7 +233,10 @@ const brazil = `## Brazil
   ` + "`default_payment_method`" + `: each renewal is charged by PIX at its due instant; advance the clock
   to see it. A renewal above ` + "`max_amount`" + `, under a canceled authorization or for a
   ` + "`pixauto_insufficient@…`" + ` payer fails (` + "`invoice.payment_failed`" + `, ` + "`past_due`" + `) and is retried on the
-  next three business days (` + "`next_payment_attempt`" + ` on the invoice).
+  next three business days (` + "`next_payment_attempt`" + ` on the invoice); the invoice's
+  ` + "`last_payment_error`" + ` says why. The hosted page is in English for a customer whose
+  ` + "`preferred_locales`" + ` starts with ` + "`en`" + ` (or with ` + "`?lang=en`" + `). Live mode, against a local double
+  of the PSP, is in the Going live guide (` + "`troco dev psp`" + `).
 - **Webhook receivers**: set ` + "`chaos`" + ` on a test endpoint pointing at your receiver
   (` + "`{\"seed\":42,\"drop_rate\":2500,\"duplicate_rate\":3000,\"max_delay_seconds\":2,\"reorder\":true,\"fail_first_attempts\":1}`" + `),
   create events, and advance the clock until every event arrived; assert your side handled each

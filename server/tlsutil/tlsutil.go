@@ -3,6 +3,7 @@
 package tlsutil
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -156,4 +157,73 @@ func Load(certPath, keyPath string) (tls.Certificate, error) {
 		return c, fmt.Errorf("tls: load certificate: %w", err)
 	}
 	return c, nil
+}
+
+// IssueSigningCert issues, with the local CA in dir (made by EnsureLocal), a certificate for a
+// signing key (digital signature only) naming hosts, valid two years from now, and returns the
+// chain [leaf, CA]. Without a local CA in dir it returns os.ErrNotExist.
+func IssueSigningCert(dir string, pub crypto.PublicKey, hosts []string, now time.Time) ([]*x509.Certificate, error) {
+	caPEM, err := os.ReadFile(filepath.Join(dir, CAFile))
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(dir, CAKey))
+	if err != nil {
+		return nil, err
+	}
+	cb, _ := pem.Decode(caPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, errors.New("tls: the local CA files are not PEM")
+	}
+	ca, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	caKey, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	leaf, err := signingCert(pub, hosts, now, ca, caKey)
+	if err != nil {
+		return nil, err
+	}
+	return []*x509.Certificate{leaf, ca}, nil
+}
+
+// SelfIssuedSigningCert is a certificate of a signing key issued by the key itself (its own
+// root), naming hosts: the chain of a deployment without troco's local CA.
+func SelfIssuedSigningCert(key crypto.Signer, hosts []string, now time.Time) ([]*x509.Certificate, error) {
+	leaf, err := signingCert(key.Public(), hosts, now, nil, key)
+	if err != nil {
+		return nil, err
+	}
+	return []*x509.Certificate{leaf}, nil
+}
+
+func signingCert(pub crypto.PublicKey, hosts []string, now time.Time, parent *x509.Certificate, signer crypto.Signer) (*x509.Certificate, error) {
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: "troco PIX location signing key", Organization: []string{"troco"}},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.AddDate(2, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else if h != "" {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	if parent == nil {
+		parent = tmpl
+		tmpl.BasicConstraintsValid = true // its own root
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
+	if err != nil {
+		return nil, fmt.Errorf("tls: issue signing certificate: %w", err)
+	}
+	return x509.ParseCertificate(der)
 }

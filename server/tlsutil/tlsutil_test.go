@@ -1,8 +1,12 @@
 package tlsutil
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -53,4 +57,38 @@ func TestLoadRequiresBothFiles(t *testing.T) {
 	is := is.New(t)
 	_, err := Load("cert.pem", "")
 	is.True(err != nil) // --tls-cert without --tls-key is refused
+}
+
+// TestIssueSigningCert: the local CA certifies a signing key for the given hosts (digital
+// signature only); the chain verifies against the CA for each host; without a CA there is none.
+func TestIssueSigningCert(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := IssueSigningCert(dir, &key.PublicKey, []string{"localhost"}, now); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("without a local CA: %v, want os.ErrNotExist", err)
+	}
+	if _, err := EnsureLocal(dir, now); err != nil {
+		t.Fatal(err)
+	}
+	chain, err := IssueSigningCert(dir, &key.PublicKey, []string{"localhost", "127.0.0.1", "pix.loja.example"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chain) != 2 || !key.PublicKey.Equal(chain[0].PublicKey) || chain[0].KeyUsage != x509.KeyUsageDigitalSignature || chain[0].IsCA {
+		t.Fatalf("chain: %d certificates, leaf usage %v", len(chain), chain[0].KeyUsage)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(chain[1])
+	for _, h := range []string{"localhost", "127.0.0.1", "pix.loja.example"} {
+		if _, err := chain[0].Verify(x509.VerifyOptions{Roots: roots, DNSName: h, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+			t.Errorf("verify for %s: %v", h, err)
+		}
+	}
+	if _, err := chain[0].Verify(x509.VerifyOptions{Roots: roots, DNSName: "other.example", KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err == nil {
+		t.Error("the certificate verified for a host it does not name")
+	}
 }

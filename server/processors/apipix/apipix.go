@@ -39,6 +39,9 @@ type Config struct {
 	// not return pixCopiaECola.
 	MerchantName, MerchantCity string
 	Now                        func() time.Time
+	// RecAccount is the account Pix Automático charges are paid into (--pix-account); without
+	// it recurring charges are refused before anything is sent.
+	RecAccount *RecAccount
 }
 
 // Client is the API Pix connector; it implements payments.Processor for PIX.

@@ -1,7 +1,8 @@
 // Package pixtest is a conformance double of a PSP's API Pix, written from the Banco Central's
 // public specification (the OpenAPI document and the API Pix manual), for tests and `troco dev
-// psp`. It serves the OAuth token endpoint and /cob, /pix, /pix/{e2eid}/devolucao/{id} and
-// /webhook/{chave} in memory over mutual TLS, and plays the payer: Pay settles a charge and
+// psp`. It serves the OAuth token endpoint and /cob, /cobv, /pix, /pix/{e2eid}/devolucao/{id},
+// /webhook/{chave} and Pix Automático (/locrec, /rec, /cobr, /webhookrec, /webhookcobr: rec.go)
+// in memory over mutual TLS, and plays the payer: Pay settles a charge and
 // posts the webhook to the registered URL with the PSP's client certificate.
 package pixtest
 
@@ -41,7 +42,12 @@ type Double struct {
 	cobs       map[string]*cob
 	pixes      map[string]*received
 	webhooks   map[string]string
+	locrecs    map[int64]*locRec
+	locSeq     int64
+	recs       map[string]*rec
+	cobrs      map[string]*cobr
 	dropCob    int
+	dropRec    int
 	hang       time.Duration
 	down       bool
 	Notified   int
@@ -86,7 +92,8 @@ type devolucao struct {
 // New returns a double with these OAuth credentials and receiving key.
 func New(clientID, clientSecret, chave string) *Double {
 	return &Double{ClientID: clientID, ClientSecret: clientSecret, Chave: chave, Host: "pix.example.com", TokenLife: time.Hour,
-		tokens: map[string]time.Time{}, cobs: map[string]*cob{}, pixes: map[string]*received{}, webhooks: map[string]string{}, hang: 3 * time.Second}
+		tokens: map[string]time.Time{}, cobs: map[string]*cob{}, pixes: map[string]*received{}, webhooks: map[string]string{}, hang: 3 * time.Second,
+		locrecs: map[int64]*locRec{}, recs: map[string]*rec{}, cobrs: map[string]*cobr{}}
 }
 
 // TLSConfig is the double's server side: its certificate, and client certificates required
@@ -190,6 +197,38 @@ func (d *Double) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	if strings.HasPrefix(r.URL.Path, "/dev/rec/") && r.Method == http.MethodPost {
+		// The payer answers a recurrence: /dev/rec/{idRec}/{APROVADA|REJEITADA|CANCELADA|EXPIRADA}.
+		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/dev/rec/"), "/")
+		if len(parts) != 2 {
+			problem(w, http.StatusNotFound, "NaoEncontrado", "Não encontrado", r.URL.Path)
+			return
+		}
+		if err := d.AnswerRec(parts[0], parts[1]); err != nil {
+			problem(w, http.StatusBadRequest, "RecOperacaoInvalida", "Recorrência inválida", err.Error())
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/dev/cobr/") && r.Method == http.MethodPost {
+		// The payer's PSP settles an attempt: /dev/cobr/{txid}/pay or /dev/cobr/{txid}/refuse?codigo=AM02.
+		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/dev/cobr/"), "/")
+		if len(parts) != 2 || (parts[1] != "pay" && parts[1] != "refuse") {
+			problem(w, http.StatusNotFound, "NaoEncontrado", "Não encontrado", r.URL.Path)
+			return
+		}
+		code := r.URL.Query().Get("codigo")
+		if code == "" {
+			code = "AM02"
+		}
+		if err := d.SettleCobR(parts[0], parts[1] == "pay", code, "Recusada pelo PSP pagador"); err != nil {
+			problem(w, http.StatusBadRequest, "CobROperacaoInvalida", "Cobrança inválida", err.Error())
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	d.mu.Lock()
 	down := d.down
 	auth := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -204,6 +243,9 @@ func (d *Double) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if d.serveRec(w, r, parts) {
+		return
+	}
 	switch {
 	case len(parts) == 2 && (parts[0] == "cob" || parts[0] == "cobv") && r.Method == http.MethodPut:
 		d.putCob(w, r, parts[0], parts[1])
