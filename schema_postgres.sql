@@ -882,6 +882,10 @@ CREATE TABLE signin_ip_failures (
 -- migrate: 332
 CREATE INDEX request_logs_key ON request_logs (org_id, livemode, key_id, seq);
 
+
+-- migrate: 340
+CREATE INDEX processor_calls_processor_id ON processor_calls (processor_id, kind);
+
 -- migrate: 350
 -- Events carry their object's id in a column (schema.sql's 350); on PostgreSQL event payloads
 -- stay plain JSON text.
@@ -889,3 +893,6 @@ ALTER TABLE events ADD COLUMN object_id TEXT NOT NULL DEFAULT '';
 UPDATE events SET object_id = COALESCE((data::jsonb -> 'object') ->> 'id', '');
 DROP INDEX events_object;
 CREATE INDEX events_object ON events (org_id, livemode, object_id, seq);
+
+-- migrate: 375
+ALTER TABLE users ADD COLUMN totp_last_step BIGINT NOT NULL DEFAULT 0;
