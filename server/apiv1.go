@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -87,7 +89,7 @@ func (s *Server) authenticateCore(r *http.Request, need string) (*authInfo, erro
 		return info, nil
 	case strings.Count(token, ".") == 2:
 		if iss := unverifiedIssuer(token); s.cfg.OIDCIssuer != "" && iss == s.cfg.OIDCIssuer {
-			return s.authenticateOIDC(r.Context(), token, need, requestID(r.Context()))
+			return s.authenticateOIDC(r.Context(), token, need, requestID(r.Context()), r.Header.Get("Organization"))
 		}
 		return s.authenticateJWT(r, token, need)
 	}
@@ -127,10 +129,12 @@ func (s *Server) authenticateJWT(r *http.Request, raw, need string) (*authInfo, 
 	case key.Expired(now):
 		return info, domain.Unauthenticated("Invalid access token: its API key has expired.")
 	}
-	scoped := &domain.APIKey{Scopes: strings.Fields(c.Scope)}
+	scoped := *key
+	scoped.Scopes = strings.Fields(c.Scope) // the token's scopes, which may be narrower than its key's
 	if !scoped.Allows(need) {
 		return info, domain.Forbidden("This access token does not have the " + need + " scope required for this request.")
 	}
+	info.Key = &scoped
 	if org := r.Header.Get("Organization"); org != "" && org != key.Organization {
 		return info, domain.Forbidden("An access token acts only on its own organization.")
 	}
@@ -148,7 +152,7 @@ func (s *Server) rateLimitedPerMinute(w http.ResponseWriter, r *http.Request, k 
 	if k.Livemode {
 		limit = apiV1LivePerMinute
 	}
-	ok, remaining, wait, full := s.limiter.take("api:"+k.ID, float64(limit), float64(limit)/60)
+	ok, remaining, wait, full := s.limiter.window("api:"+k.ID, limit, time.Minute)
 	h := w.Header()
 	h.Set("RateLimit-Limit", strconv.Itoa(limit))
 	h.Set("RateLimit-Remaining", strconv.Itoa(remaining))
@@ -233,10 +237,64 @@ func shaped[T any](v T) json.RawMessage {
 	return out
 }
 
+// lowerCurrency rewrites the currency code BRL of a JSON request body to the brl the domain takes
+// (metadata values are the caller's own and stay as sent). A body that is not a valid JSON
+// object is returned as is, for the decoder to name what is wrong.
+func lowerCurrency(body []byte) []byte {
+	if !bytes.Contains(body, []byte(`"currency"`)) {
+		return body
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' || checkJSONText(trimmed) != nil {
+		return body
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var tree any
+	if dec.Decode(&tree) != nil || !lowerCurrencyIn(tree) {
+		return body
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(tree) != nil {
+		return body
+	}
+	return out.Bytes()
+}
+
+func lowerCurrencyIn(v any) (changed bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if k == "metadata" {
+				continue
+			}
+			if c, ok := x.(string); ok && k == "currency" {
+				if c == "BRL" { // the code as answered; other spellings stay, for the domain to refuse
+					t[k], changed = "brl", true
+				}
+				continue
+			}
+			changed = lowerCurrencyIn(x) || changed
+		}
+	case []any:
+		for _, x := range t {
+			changed = lowerCurrencyIn(x) || changed
+		}
+	}
+	return changed
+}
+
+// upperCurrency upper-cases the currency codes of an answer; metadata values are the caller's
+// own and stay as stored.
 func upperCurrency(v any) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, x := range t {
+			if k == "metadata" {
+				continue
+			}
 			if s, ok := x.(string); ok && (k == "currency") {
 				t[k] = strings.ToUpper(s)
 				continue
@@ -272,9 +330,15 @@ func opAs[T any, U any](f func(tx *db.Tx, a domain.Actor) (T, error), shape func
 	}
 }
 
-// decoded decodes the body into p, answering the 400 itself; it reports success.
+// decoded decodes the body into p, answering the 400 itself; it reports success. Currency codes
+// may be sent as this interface answers them (BRL) or as /v1 takes them (brl).
 func (s *Server) decoded(w http.ResponseWriter, r *http.Request, p any) bool {
-	if err := s.decode(w, r, p); err != nil {
+	body, err := s.readBody(w, r)
+	if err == nil {
+		r.Body = io.NopCloser(bytes.NewReader(lowerCurrency(body)))
+		err = s.decode(w, r, p)
+	}
+	if err != nil {
 		s.writeError(w, r, err)
 		return false
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/julienschmidt/httprouter"
+
 	"troco/db"
 	"troco/server/billing"
 	"troco/server/checkout"
@@ -225,16 +227,7 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 		items, _, err := tx.ListPaymentIntents(a.Scope, db.PaymentIntentFilter{Status: domain.PIStatusSucceeded, Customer: q.str("customer")}, q.ListParams)
 		return items, err
 	}, "customer"))
-	add("GET", "/api/v1/sales/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) {
-		pi, err := s.pay.GetIntent(tx, a.Scope, id)
-		if err != nil {
-			return nil, err
-		}
-		if pi.Status != domain.PIStatusSucceeded {
-			return nil, domain.NotFound("id", "sale", id)
-		}
-		return pi, nil
-	}))
+	add("GET", "/api/v1/sales/:id", read, s.getHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) { return s.sale(tx, a.Scope, id) }))
 	add("POST", "/api/v1/sales/:id/refund", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := pathID(r)
 		var p struct {
@@ -246,14 +239,21 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			return
 		}
 		s.mutateAs(w, r, http.StatusCreated, op(func(tx *db.Tx, a domain.Actor) (*domain.Refund, error) {
-			pi, err := s.pay.GetIntent(tx, a.Scope, id)
-			if err != nil {
+			if _, err := s.sale(tx, a.Scope, id); err != nil {
 				return nil, err
 			}
-			if pi.Status != domain.PIStatusSucceeded {
-				return nil, domain.NotFound("id", "sale", id)
-			}
 			return s.pay.CreateRefund(tx, a, payments.RefundParams{PaymentIntent: id, Amount: p.Amount, Reason: p.Reason, Metadata: p.Metadata})
+		}))
+	}))
+	// A refund of the sale (the Location of its creation).
+	add("GET", "/api/v1/sales/:id/refunds/:refund", read, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, refund := pathID(r), httprouter.ParamsFromContext(r.Context()).ByName("refund")
+		s.read(w, r, op(func(tx *db.Tx, a domain.Actor) (*domain.Refund, error) {
+			rf, err := s.pay.GetRefund(tx, a.Scope, refund)
+			if e, ok := domain.AsError(err); err == nil && rf.PaymentIntent != id || ok && e.Status == http.StatusNotFound {
+				return nil, domain.NotFound("refund", "refund", refund) // unknown, or another sale's
+			}
+			return rf, err
 		}))
 	}))
 
@@ -317,6 +317,28 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 	add("DELETE", "/api/v1/webhooks/:id", write, s.deleteHandler(func(tx *db.Tx, a domain.Actor, id string) (any, error) {
 		return core.DeleteWebhookEndpoint(tx, a, id)
 	}))
+	add("POST", "/api/v1/webhooks/:id/rotate-secret", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p core.RotateSecretParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.mutateShowingSecret(w, r, func(tx *db.Tx, a domain.Actor) (*domain.WebhookEndpoint, error) {
+			return core.RotateWebhookSecret(tx, a, s.webhookEnv(), id, p)
+		})
+	}))
+	add("GET", "/api/v1/webhooks/:id/deliveries", read, s.pageHandler(func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error) {
+		id := pathID(r)
+		f := db.WebhookDeliveryFilter{Event: q.str("event"), Status: q.str("status")}
+		if f.Status != "" && f.Status != domain.DeliverySucceeded && f.Status != domain.DeliveryFailed {
+			return nil, domain.Invalid("status", "status must be succeeded or failed.")
+		}
+		if _, err := core.GetWebhookEndpoint(tx, a.Scope, id); err != nil {
+			return nil, err
+		}
+		items, _, err := tx.ListWebhookDeliveries(a.Scope, id, f, q.ListParams)
+		return items, err
+	}, "event", "status"))
 
 	// Events.
 	add("GET", "/api/v1/events", read, s.pageHandler(func(r *http.Request, tx *db.Tx, a domain.Actor, q *listQuery) (any, error) {
@@ -332,6 +354,14 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			return nil, domain.NotFound("id", "event", id)
 		}
 		return e, err
+	}))
+	add("POST", "/api/v1/events/:id/redeliver", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p core.RedeliverParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return core.RedeliverEvent(tx, a, id, p) })
 	}))
 
 	// Subscriptions: the billing operations of /v1 (also started by subscription-mode checkouts).
@@ -409,6 +439,26 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 			return core.GetOrganizationAs(tx, a, c, id)
 		}))
 	}))
+	add("POST", "/api/v1/organizations/:id", write, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := pathID(r)
+		var p core.OrganizationParams
+		if !s.decoded(w, r, &p) {
+			return
+		}
+		c := orgCaller(r)
+		s.mutate(w, r, op(func(tx *db.Tx, a domain.Actor) (*domain.Organization, error) {
+			return core.UpdateOrganization(tx, a, c, id, p)
+		}))
+	}))
+}
+
+// sale is a succeeded payment intent of the scope; any other id is "No such sale".
+func (s *Server) sale(tx *db.Tx, sc domain.Scope, id string) (*domain.PaymentIntent, error) {
+	pi, err := s.pay.GetIntent(tx, sc, id)
+	if e, ok := domain.AsError(err); err == nil && pi.Status != domain.PIStatusSucceeded || ok && e.Status == http.StatusNotFound {
+		return nil, domain.NotFound("id", "sale", id)
+	}
+	return pi, err
 }
 
 // billingOp is op for billing operations: the result reshaped for /api/v1.

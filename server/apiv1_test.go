@@ -253,6 +253,23 @@ func TestAPIV1Checkout(t *testing.T) {
 	is.Equal(rf.Status, 201)
 	is.Equal(rf.Body["amount"], 5000.0)
 	is.Equal(e.Do("GET", "/v1/refunds/"+rf.Str("id"), e.Test, nil).Status, 200) // the same refund on /v1
+	loc := rf.Header.Get("Location")
+	is.Equal(loc, "/api/v1/sales/"+saleID+"/refunds/"+rf.Str("id"))
+	got := e.Do("GET", loc, e.Test, nil) // the Location answers the refund
+	is.Equal(got.Status, 200)
+	is.Equal(got.Str("id"), rf.Str("id"))
+	is.Equal(got.Body["currency"], "BRL")
+	for _, path := range []string{"/api/v1/sales/pi_nope", "/api/v1/sales/pi_nope/refund"} {
+		method := map[bool]string{true: "POST", false: "GET"}[strings.HasSuffix(path, "/refund")]
+		r := e.Do(method, path, e.Test, nil)
+		is.Equal(r.Status, 404)
+		is.Equal(r.ErrMessage(), "No such sale: 'pi_nope'") // the resource of this interface
+	}
+	miss := e.Do("GET", "/api/v1/sales/"+saleID+"/refunds/re_nope", e.Test, nil)
+	is.Equal(miss.Status, 404)
+	is.Equal(miss.ErrParam(), "refund")
+	_, stranger := e.NewOrg("Stranger", false)
+	is.Equal(e.Do("GET", loc, stranger, nil).Status, 404) // another organization's
 	is.Equal(e.Do("POST", "/api/v1/sales/"+saleID+"/refund", e.Test, map[string]any{"amount": 999999}).Status, 400)
 
 	// Metrics: today's card sale and its refund, in total and per method.
@@ -359,7 +376,8 @@ func TestAPIV1Tokens(t *testing.T) {
 		}
 	}
 	is.Equal(e.Do("POST", "/api/v1/products", none, map[string]any{"name": "P"}).Status, 401)
-	is.True(strings.Contains(e.Do("GET", "/api/v1/products", wrongAud, nil).ErrMessage(), "aud")) // refused for its audience
+	is.True(strings.Contains(e.Do("GET", "/api/v1/products", wrongAud, nil).ErrMessage(), "another audience (aud)")) // refused for its audience
+	is.True(strings.Contains(e.Do("GET", "/api/v1/products", wrongIss, nil).ErrMessage(), "another issuer (iss)"))
 
 	// Rotation: a new key signs; tokens of the previous key stay valid until they expire.
 	kid, err := tokens.Rotate(context.Background(), e.DB, e.Config.Secrets)
@@ -374,6 +392,7 @@ func TestAPIV1Tokens(t *testing.T) {
 	e.Clock.Advance(61 * time.Minute)
 	r := e.Do("GET", "/api/v1/products", jwt, nil)
 	is.Equal(r.Status, 401)
+	is.Equal(r.ErrMessage(), "Invalid access token: it has expired (exp); ask POST /api/v1/oauth/token for a new one.") // in the API's words
 
 	// Revoking the key stops its tokens at once.
 	fresh = e.accessToken(key.ID, key.Token, "").Str("access_token")
@@ -404,6 +423,24 @@ func TestAPIV1RateLimit(t *testing.T) {
 	is.True(r.Header.Get("RateLimit-Reset") != "")
 	// /v1 keeps its own per-second limit.
 	is.Equal(e.Do("GET", "/v1/products", e.Test, nil).Status, 200)
+
+	// A count per minute, not a bucket that refills: 60 now and 40 half a minute later use the
+	// budget until the first 60 are a minute old.
+	e2 := newEnv(t, func(c *server.Config) { c.RateLimit = true })
+	for i := 0; i < 60; i++ {
+		is.Equal(e2.Do("GET", "/api/v1/products", e2.Test, nil).Status, 200)
+	}
+	e2.Clock.Advance(30 * time.Second)
+	for i := 0; i < 40; i++ {
+		is.Equal(e2.Do("GET", "/api/v1/products", e2.Test, nil).Status, 200)
+	}
+	r = e2.Do("GET", "/api/v1/products", e2.Test, nil)
+	is.Equal(r.Status, http.StatusTooManyRequests) // 101 in one minute
+	is.Equal(r.Header.Get("Retry-After"), "30")    // when the first 60 are a minute old
+	e2.Clock.Advance(30 * time.Second)
+	r = e2.Do("GET", "/api/v1/products", e2.Test, nil)
+	is.Equal(r.Status, 200)
+	is.Equal(r.Header.Get("RateLimit-Remaining"), "59")
 }
 
 // normalize drops, at any depth, the fields that differ between two subscriptions made for two

@@ -66,7 +66,7 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op fu
 				return err
 			}
 			if ok == http.StatusNoContent {
-				b = nil
+				b = []byte{} // no body, but a stored one (the column is NOT NULL): a replay is the same 204
 			}
 			status, body = ok, b
 		case opErr != nil:
@@ -159,7 +159,11 @@ func writeResult(w http.ResponseWriter, r *http.Request, status int, body []byte
 			ID string `json:"id"`
 		}
 		if json.Unmarshal(body, &obj) == nil && obj.ID != "" {
-			w.Header().Set("Location", strings.TrimSuffix(r.URL.Path, "/")+"/"+obj.ID)
+			coll := strings.TrimSuffix(r.URL.Path, "/")
+			if strings.HasSuffix(coll, "/refund") {
+				coll += "s" // POST …/sales/{id}/refund creates …/sales/{id}/refunds/{refund}
+			}
+			w.Header().Set("Location", coll+"/"+obj.ID)
 		}
 	}
 	writeRaw(w, status, body)

@@ -69,7 +69,7 @@ func unverifiedIssuer(raw string) string {
 // issuer's JWKS, iss, aud (--oidc-audience), exp; the organization from the org claim (or the one
 // named by --oidc-org-claim), the scopes from scope, the environment from livemode (test when
 // absent).
-func (s *Server) authenticateOIDC(ctx context.Context, raw, need, requestID string) (*authInfo, error) {
+func (s *Server) authenticateOIDC(ctx context.Context, raw, need, requestID, orgHeader string) (*authInfo, error) {
 	v, err := s.oidcVerifier(ctx)
 	if err != nil {
 		s.log.ErrorContext(ctx, "oidc discovery failed", "error", err.Error())
@@ -107,6 +107,9 @@ func (s *Server) authenticateOIDC(ctx context.Context, raw, need, requestID stri
 	info := &authInfo{Key: key, Actor: domain.Actor{Scope: domain.Scope{OrgID: org, Livemode: c.Livemode}, KeyID: key.ID, RequestID: requestID}}
 	if !key.Allows(need) {
 		return info, domain.Forbidden("This token does not have the " + need + " scope required for this request.")
+	}
+	if h := orgHeader; h != "" && h != org {
+		return info, domain.Forbidden("A token acts only on the organization of its " + claim + " claim.")
 	}
 	return info, nil
 }

@@ -107,4 +107,9 @@ func TestAPIV1OIDCIssuer(t *testing.T) {
 	is.Equal(e.Do("DELETE", "/api/v1/products/"+r.Str("id"), tok2, nil).Status, 404)
 	is.Equal(len(e.Do("GET", "/api/v1/products", tok2, nil).Data()), 0)
 	is.Equal(e.Do("GET", "/api/v1/products/"+r.Str("id"), good, nil).Status, 200) // unchanged
+	// The Organization header cannot point a token at another organization (as for access tokens).
+	h := e.Do("GET", "/api/v1/products", tok2, nil, "Organization", e.Org.ID)
+	is.Equal(h.Status, 403)
+	is.Equal(h.ErrCode(), "permission_denied")
+	is.Equal(e.Do("GET", "/api/v1/products", good, nil, "Organization", e.Org.ID).Status, 200) // its own is fine
 }

@@ -40,6 +40,7 @@ var v1Twin = map[string]string{
 	"/api/v1/checkouts": "/v1/checkout-sessions", "/api/v1/checkout-links": "/v1/payment-links", "/api/v1/products": "/v1/products",
 	"/api/v1/customers": "/v1/customers", "/api/v1/discounts": "/v1/coupons", "/api/v1/webhooks": "/v1/webhook-endpoints",
 	"/api/v1/subscriptions": "/v1/subscriptions", "/api/v1/files": "/v1/files",
+	"/api/v1/organizations": "/v1/organizations", "/api/v1/events": "/v1/events",
 }
 
 func (s *Server) buildOpenAPI() {
@@ -101,19 +102,58 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 	schemas["Metrics"] = metrics
 	schemas["ApiObject"] = map[string]any{"type": "object", "description": "The object of the /v1 twin operation, with currency codes upper case (BRL).",
 		"required": []string{"id", "object"}, "properties": map[string]any{"id": map[string]any{"type": "string"}, "object": map[string]any{"type": "string"}}}
+	// The answers whose /v1 wording is not this interface's: its limits are per minute, with the
+	// RateLimit-* headers, and its credentials are tokens as well as keys; 201 carries Location.
+	hdrs, _ := comps["headers"].(map[string]any)
+	if hdrs == nil {
+		hdrs = map[string]any{}
+		comps["headers"] = hdrs
+	}
+	intHeader := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "schema": map[string]any{"type": "integer"}}
+	}
+	hdrs["RateLimitLimit"] = intHeader("Requests allowed per minute for this token: 100 in test mode, 1,000 in live mode.")
+	hdrs["RateLimitRemaining"] = intHeader("Requests left now.")
+	hdrs["RateLimitReset"] = intHeader("Seconds until the budget is full again.")
+	hdrs["Location"] = map[string]any{"description": "The path of the created object.", "schema": map[string]any{"type": "string"}}
+	rateHeaders := func() map[string]any {
+		return map[string]any{"Request-Id": map[string]any{"$ref": "#/components/headers/RequestId"},
+			"RateLimit-Limit": map[string]any{"$ref": "#/components/headers/RateLimitLimit"}, "RateLimit-Remaining": map[string]any{"$ref": "#/components/headers/RateLimitRemaining"},
+			"RateLimit-Reset": map[string]any{"$ref": "#/components/headers/RateLimitReset"}}
+	}
+	if answers, ok := comps["responses"].(map[string]any); ok {
+		limited := rateHeaders()
+		limited["Retry-After"] = map[string]any{"$ref": "#/components/headers/RetryAfter"}
+		answers["RateLimited"] = map[string]any{"description": "Too many requests with this token (`rate_limit`, type `rate_limit_error`): 100 per minute in test mode, 1,000 in live mode. Retry after `Retry-After` seconds.",
+			"headers": limited, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/ErrorResponse"}}}}
+		answers["Unauthorized"] = map[string]any{"description": "`authentication_failed` (type `authentication_error`): no credentials; an unknown, revoked or expired API key; an access token that is forged, expired, of another issuer or audience, or whose key was revoked; on the customer-portal path, an unknown or expired customer session token.",
+			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/ErrorResponse"}}}}
+	}
+	// Request bodies take the currency as this interface answers it (BRL) or as /v1 does (brl).
+	acceptUpperCurrency(schemas)
+	if cur, ok := schemas["Currency"].(map[string]any); ok {
+		delete(cur, "const")
+		cur["enum"], cur["description"] = []string{"brl", "BRL"}, "ISO 4217: `BRL` (as answered) or `brl`."
+	}
 	errs := map[string]any{}
 	for code, name := range map[string]string{"400": "BadRequest", "401": "Unauthorized", "403": "Forbidden", "404": "NotFound", "409": "Conflict", "429": "RateLimited", "500": "ServerError"} {
 		errs[code] = map[string]any{"$ref": "#/components/responses/" + name}
 	}
 	paths := map[string]any{}
 	for _, op := range ops {
-		p := strings.ReplaceAll(op.path, ":id", "{id}")
+		p := strings.ReplaceAll(strings.ReplaceAll(op.path, ":id", "{id}"), ":refund", "{refund}")
 		item, _ := paths[p].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
 			paths[p] = item
-			if strings.Contains(p, "{id}") {
-				item["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}}
+			var params []any
+			for _, name := range []string{"id", "refund"} {
+				if strings.Contains(p, "{"+name+"}") {
+					params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+				}
+			}
+			if params != nil {
+				item["parameters"] = params
 			}
 		}
 		obj := map[string]any{"$ref": "#/components/schemas/ApiObject"}
@@ -125,7 +165,8 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 			responses[k] = v
 		}
 		o := map[string]any{"operationId": operationID(op), "summary": op.method + " " + p + " (scope " + op.need + ")", "responses": responses}
-		isItem := strings.HasSuffix(p, "{id}")
+		// One object: a path ending in its id, or the customer of a customer session token.
+		isItem := strings.HasSuffix(p, "}") || p == portalPrefix+"/customer"
 		switch {
 		case op.method == "GET" && p == "/api/v1/metrics":
 			o["parameters"] = []any{
@@ -158,10 +199,12 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 					"properties": map[string]any{"amount": map[string]any{"type": "integer", "minimum": 1}, "reason": map[string]any{"type": "string", "enum": []string{"duplicate", "fraudulent", "requested_by_customer"}},
 						"metadata": map[string]any{"$ref": "#/components/schemas/Metadata"}}}}}}
 				responses["201"] = jsonResponse("The refund.", obj)
+				responses["201"].(map[string]any)["headers"] = map[string]any{"Location": map[string]any{"$ref": "#/components/headers/Location"}}
 			case p == portalPrefix+"/payment-methods":
 				o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object",
 					"additionalProperties": false, "required": []string{"card"}, "properties": map[string]any{"card": map[string]any{"$ref": "#/components/schemas/CardParams"}}}}}}
 				responses["201"] = jsonResponse("The saved card (a setup intent verified it); the default payment method of the customer's running subscriptions from now on.", obj)
+				responses["201"].(map[string]any)["headers"] = map[string]any{"Location": map[string]any{"$ref": "#/components/headers/Location"}}
 				responses["402"] = map[string]any{"$ref": "#/components/responses/SetupDeclined"}
 			case strings.HasSuffix(p, "/pause"):
 				o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": pauseSchema(schemas)}}}
@@ -174,6 +217,7 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 					responses["200"] = jsonResponse("The object after the operation.", obj)
 				} else {
 					responses["201"] = jsonResponse("Created; Location names it.", obj)
+					responses["201"].(map[string]any)["headers"] = map[string]any{"Location": map[string]any{"$ref": "#/components/headers/Location"}}
 				}
 			}
 		}
@@ -181,6 +225,20 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 			o["security"] = []any{map[string]any{"customerToken": []any{}}}
 			o["summary"] = op.method + " " + p + " (customer session token)"
 			delete(responses, "409")
+		}
+		// Every answer past authentication carries the rate-limit headers.
+		for _, code := range []string{"200", "201", "204"} {
+			ok, _ := responses[code].(map[string]any)
+			if ok == nil {
+				continue
+			}
+			h := rateHeaders()
+			if prev, _ := ok["headers"].(map[string]any); prev != nil {
+				for k, v := range prev {
+					h[k] = v
+				}
+			}
+			ok["headers"] = h
 		}
 		item[strings.ToLower(op.method)] = o
 	}
@@ -236,6 +294,31 @@ func pauseSchema(schemas map[string]any) any {
 	return out
 }
 
+// acceptUpperCurrency widens every currency property that takes only brl to brl or BRL.
+func acceptUpperCurrency(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		if props, ok := t["properties"].(map[string]any); ok {
+			if cur, ok := props["currency"].(map[string]any); ok {
+				if cur["const"] == "brl" {
+					delete(cur, "const")
+					cur["enum"] = []string{"brl", "BRL"}
+				}
+				if e, ok := cur["enum"].([]any); ok && len(e) == 1 && e[0] == "brl" {
+					cur["enum"] = []string{"brl", "BRL"}
+				}
+			}
+		}
+		for _, x := range t {
+			acceptUpperCurrency(x)
+		}
+	case []any:
+		for _, x := range t {
+			acceptUpperCurrency(x)
+		}
+	}
+}
+
 func jsonResponse(desc string, schema any) map[string]any {
 	return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": schema}}}
 }
@@ -244,8 +327,8 @@ func operationID(op apiV1Op) string {
 	var b strings.Builder
 	b.WriteString(strings.ToLower(op.method))
 	for _, part := range strings.Split(strings.TrimPrefix(op.path, "/api/v1/"), "/") {
-		if part == ":id" {
-			part = "ById"
+		if strings.HasPrefix(part, ":") {
+			part = "By-" + part[1:] // :id → ById, :refund → ByRefund
 		}
 		for _, w := range strings.Split(part, "-") {
 			if w != "" {

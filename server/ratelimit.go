@@ -23,6 +23,7 @@ type rateLimiter struct {
 	clock   clock.Clock
 	mu      sync.Mutex
 	buckets map[string]*bucket
+	windows map[string][]time.Time // admitted request times of the per-minute limits
 }
 
 type bucket struct {
@@ -82,4 +83,35 @@ func (s *Server) rateLimited(w http.ResponseWriter, r *http.Request, k *domain.A
 	s.writeError(w, r, &domain.Error{Status: http.StatusTooManyRequests, Type: domain.TypeRateLimit, Code: domain.CodeRateLimit,
 		Message: "Too many requests with this API key; retry after the Retry-After delay with exponential backoff."})
 	return true
+}
+
+// window admits at most limit requests for key in any span of per (a sliding log of the admitted
+// requests' times): the per-minute limits of /api/v1 are counts per minute, which a token bucket
+// (a full burst, then refills) would exceed. It returns whether the request was admitted, the
+// requests left now, the wait until one is admitted again (when refused), and the time until the
+// whole budget is free again.
+func (l *rateLimiter) window(key string, limit int, per time.Duration) (ok bool, remaining int, wait, full time.Duration) {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.windows[key]
+	drop := 0
+	for drop < len(w) && !w[drop].After(now.Add(-per)) {
+		drop++
+	}
+	w = w[drop:]
+	if len(w) < limit {
+		w = append(w, now)
+		ok = true
+	} else {
+		wait = w[0].Add(per).Sub(now)
+	}
+	if l.windows == nil {
+		l.windows = map[string][]time.Time{}
+	}
+	l.windows[key] = w
+	if len(w) > 0 {
+		full = w[len(w)-1].Add(per).Sub(now)
+	}
+	return ok, limit - len(w), wait, full
 }

@@ -140,7 +140,7 @@ func (i *Issuer) Verify(ctx context.Context, d *db.DB, raw string, now time.Time
 		return nil, invalid("bad signature")
 	}
 	if err := c.ValidateWithLeeway(jwt.Expected{Issuer: i.Iss, AnyAudience: jwt.Audience{i.Audience}, Time: now}, 0); err != nil {
-		return nil, invalid("%v", err)
+		return nil, invalid("%s", claimProblem(err))
 	}
 	if c.Subject == "" || c.Org == "" {
 		return nil, invalid("the token names no API key or organization")
@@ -185,4 +185,20 @@ func JWKS(tx *db.Tx) (jose.JSONWebKeySet, error) {
 		set.Keys = append(set.Keys, jose.JSONWebKey{Key: ed25519.PublicKey(k.PublicKey), KeyID: k.KID, Algorithm: string(jose.EdDSA), Use: "sig"})
 	}
 	return set, nil
+}
+
+// claimProblem says in the API's words which claim refused a token (the library's messages name
+// the library).
+func claimProblem(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrExpired):
+		return "it has expired (exp); ask POST /api/v1/oauth/token for a new one"
+	case errors.Is(err, jwt.ErrNotValidYet), errors.Is(err, jwt.ErrIssuedInTheFuture):
+		return "it is not valid yet (nbf, iat)"
+	case errors.Is(err, jwt.ErrInvalidIssuer):
+		return "it was issued by another issuer (iss)"
+	case errors.Is(err, jwt.ErrInvalidAudience):
+		return "it is for another audience (aud)"
+	}
+	return err.Error()
 }
