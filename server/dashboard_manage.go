@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +16,12 @@ import (
 	"troco/pages"
 	"troco/server/core"
 	"troco/server/domain"
+	"troco/server/pix"
 )
+
+// totpQRSize is the side in pixels of the two-factor set-up QR image (shown at 220 CSS pixels,
+// sharp on a 2x screen).
+const totpQRSize = 440
 
 // ---- webhooks (same operations as /v1/webhook-endpoints and /v1/events/{id}/redeliver) ----
 
@@ -654,7 +660,16 @@ func (s *Server) dashAccount(q *dashReq) {
 			}
 			err = s.db.Write(q.r.Context(), func(tx *db.Tx) error { return tx.SetUserTOTP(q.u.User.ID, s.cfg.Secrets.Seal(key.Secret()), false) })
 			q.u.User.TOTPSecret = "pending"
-			p.Sections = append(p.Sections, pages.Section{Title: q.T("Two-factor authentication"), Fields: []pages.Field{{Label: q.T("Secret"), Value: key.Secret(), Code: true}, {Label: "otpauth", Value: key.URL(), Code: true}}})
+			// The authenticator app scans the QR of the otpauth URL; the secret and the URL stay
+			// as text for entering by hand.
+			qr, qerr := pix.QRPNG(key.URL(), totpQRSize)
+			if qerr != nil {
+				err = qerr
+				break
+			}
+			p.Sections = append(p.Sections, pages.Section{Title: q.T("Two-factor authentication"), Fields: []pages.Field{
+				{Label: q.T("Secret"), Value: key.Secret(), Code: true},
+				{Label: "otpauth", Value: key.URL(), Code: true, Image: "data:image/png;base64," + base64.StdEncoding.EncodeToString(qr)}}})
 		case "totp-enable":
 			err = s.db.Write(q.r.Context(), func(tx *db.Tx) error {
 				u, err := tx.FindUserByID(q.u.User.ID)

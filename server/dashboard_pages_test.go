@@ -1,7 +1,11 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"html"
+	"image/png"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -14,6 +18,7 @@ import (
 
 	"troco/db"
 	"troco/server/domain"
+	"troco/server/pix"
 )
 
 var endpointIDRe = regexp.MustCompile(`/dashboard/test/webhooks/(we_[A-Za-z0-9]+)`)
@@ -169,6 +174,20 @@ func TestDashboardSettingsClockLanguageAndTOTP(t *testing.T) {
 	m := regexp.MustCompile(`<dt>Secret</dt><dd><code>([A-Z2-7]+)</code>`).FindStringSubmatch(body)
 	is.True(m != nil)
 	secret := m[1]
+	// The authenticator app scans a QR of the otpauth URL, made on the server as an inline PNG;
+	// the URL stays as text for entering by hand.
+	otpURL := html.UnescapeString(regexp.MustCompile(`<code>(otpauth://[^<]+)</code>`).FindStringSubmatch(body)[1])
+	is.True(strings.Contains(otpURL, "secret="+secret))
+	qm := regexp.MustCompile(`<img class="qr" src="data:image/png;base64,([A-Za-z0-9+/=]+)"`).FindStringSubmatch(body)
+	is.True(qm != nil)
+	qrPNG, err := base64.StdEncoding.DecodeString(qm[1])
+	is.NoErr(err)
+	want, err := pix.QRPNG(otpURL, 440) // 440 px, shown at 220 CSS px
+	is.NoErr(err)
+	is.True(bytes.Equal(qrPNG, want)) // the QR encodes exactly the otpauth URL shown
+	qrImg, err := png.Decode(bytes.NewReader(qrPNG))
+	is.NoErr(err)
+	is.Equal(qrImg.Bounds().Dx(), 440)
 	_, body, _ = owner.post("/dashboard/account", url.Values{"action": {"totp-enable"}, "code": {"000000"}})
 	is.True(strings.Contains(body, "the code is wrong"))
 	code, err := totp.GenerateCode(secret, time.Now())
