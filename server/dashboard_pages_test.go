@@ -104,7 +104,7 @@ func TestDashboardHomeChartListsAndPaging(t *testing.T) {
 	is.Equal(st, http.StatusOK)
 	is.True(strings.Contains(body, "<svg"))
 	is.True(strings.Contains(body, "R$ 300,00"))          // PIX: three payments of R$ 100,00
-	is.True(strings.Contains(body, "pix: R$ 300,00 (3)")) // the chart's text alternative
+	is.True(strings.Contains(body, "Pix: R$ 300,00 (3)")) // the chart's text alternative
 	is.True(!strings.Contains(body, "<script"))           // no JavaScript needed
 
 	// 30 customers: the list pages by cursor, 25 then 5.
@@ -286,7 +286,7 @@ func TestDashboardHomeChartCountsCardPayments(t *testing.T) {
 	b := e.signedIn(e.Org.ID, "viewer@example.com", domain.RoleViewer)
 	st, body, _ := b.get("/dashboard/test")
 	is.Equal(st, http.StatusOK)
-	alt := regexp.MustCompile(`credit_card: R\$ 100,00 \(1\); pix: R\$ 0,00 \(0\); boleto: R\$ 0,00 \(0\)`)
+	alt := regexp.MustCompile(`Cartão de crédito: R\$ 100,00 \(1\); Pix: R\$ 0,00 \(0\); Boleto: R\$ 0,00 \(0\)`)
 	is.True(alt.MatchString(body))                             // one bar per method, the card payment in it
 	is.True(!strings.Contains(body, "; card:"))                // no second, empty card bar
 	is.True(!strings.Contains(body, "card: R$ 0,00 (0); pix")) // nor first
