@@ -16,6 +16,9 @@ import (
 //go:embed schema.sql
 var schema string
 
+//go:embed schema_postgres.sql
+var schemaPostgres string
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -27,5 +30,5 @@ func main() {
 
 // run is the whole program, parameterised for tests.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return cli.Run(ctx, cli.Env{Args: args, Getenv: getenv, Stdout: stdout, Stderr: stderr, Schema: schema})
+	return cli.Run(ctx, cli.Env{Args: args, Getenv: getenv, Stdout: stdout, Stderr: stderr, Schema: schema, PostgresSchema: schemaPostgres})
 }

@@ -1010,6 +1010,20 @@ UPDATE subscriptions SET mrr = COALESCE((
     WHERE json_extract(it.value, '$.price.recurring.interval') IN ('day', 'week', 'month', 'year')), 0);
 CREATE INDEX subscriptions_mrr ON subscriptions (org_id, livemode, status, mrr);
 
+-- migrate: 320
+
+-- The in-flight slot of an Idempotency-Key on PostgreSQL, where several replicas serve one
+-- database: the request holding the slot (owner) runs; a duplicate on any replica answers 409
+-- until it is released. expires_at bounds the slot of a replica that died mid-request.
+CREATE TABLE idempotency_inflight (
+    org_id      TEXT    NOT NULL,
+    livemode    INTEGER NOT NULL,
+    idem_key    TEXT    NOT NULL,
+    owner       TEXT    NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    PRIMARY KEY (org_id, livemode, idem_key)
+);
+
 -- migrate: 330
 -- The other organizations' accounts (user ids, space separated) that the password which
 -- started a dashboard session also opened: the organization switcher offers them.

@@ -159,7 +159,7 @@ func (tx *Tx) ScheduleActivationReview(r ActivationReview) error {
 // ClaimDueActivationReviews deletes and returns up to limit reviews due at or before now, oldest
 // first; the caller applies them in the same transaction.
 func (tx *Tx) ClaimDueActivationReviews(now int64, limit int) ([]ActivationReview, error) {
-	rows, err := tx.query("SELECT session_id, org_id, livemode, due_at FROM activation_reviews WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?", now, limit)
+	rows, err := tx.query("SELECT session_id, org_id, livemode, due_at FROM activation_reviews WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?"+tx.claimLock(), now, limit)
 	if err != nil {
 		return nil, translate(err, "claim activation reviews")
 	}

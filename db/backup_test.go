@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"troco/db/dbtest"
 
 	"github.com/matryer/is"
 
@@ -56,6 +57,7 @@ func TestOnEventSeesCommittedEventsOnly(t *testing.T) {
 // TestBackupAndCheckFile: a backup of a database with rows is a sound copy that CheckFile
 // accepts; a damaged file is refused.
 func TestBackupAndCheckFile(t *testing.T) {
+	dbtest.SkipOnPostgres(t, "the backup API of SQLite")
 	is := is.New(t)
 	d := openTest(t, Options{})
 	ctx := context.Background()

@@ -263,7 +263,7 @@ func (tx *Tx) InsertRequestLogRow(r RequestLogRow) error {
 	l.CreatedAt = domain.At(tx.Now)
 	_, err := tx.exec(`INSERT INTO request_logs (id, org_id, livemode, method, path, status, key_id, duration_us, object_id, request_body, response_body, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		l.ID, s.OrgID, boolInt(s.Livemode), l.Method, l.Path, l.Status, l.KeyID, l.DurationUS, l.ObjectID, r.req, r.resp, tx.now())
+		l.ID, s.OrgID, boolInt(s.Livemode), l.Method, l.Path, l.Status, l.KeyID, l.DurationUS, l.ObjectID, tx.textDoc(r.req, l.RequestBody), tx.textDoc(r.resp, l.ResponseBody), tx.now())
 	return translate(err, "insert request log")
 }
 

@@ -41,6 +41,7 @@ const maxBatch = 256
 // DB is an open troco database.
 type DB struct {
 	path   string
+	pg     bool // PostgreSQL (postgres.go) rather than SQLite
 	write  *sql.DB
 	read   *sql.DB
 	clock  clock.Clock
@@ -83,6 +84,9 @@ type writeReq struct {
 type Options struct {
 	// Schema is the contents of schema.sql.
 	Schema string
+	// PostgresSchema is the contents of schema_postgres.sql (used when the path is a
+	// postgres:// URL).
+	PostgresSchema string
 	// Clock stamps every transaction; defaults to the real clock.
 	Clock clock.Clock
 	// Readers is the size of the read pool; defaults to 2×GOMAXPROCS.
@@ -108,6 +112,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	if opts.Synchronous == "" {
 		opts.Synchronous = "FULL"
+	}
+	if IsPostgres(path) {
+		return openPostgres(ctx, path, opts)
 	}
 	writeDSN, readDSN, err := dsns(path, opts.Synchronous)
 	if err != nil {
@@ -192,6 +199,9 @@ func (d *DB) Close() error {
 	d.rstmts.close()
 	d.wstmts.close()
 	errR := d.read.Close()
+	if d.pg {
+		return errors.Join(errR, d.write.Close())
+	}
 	if _, err := d.write.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil && d.path != ":memory:" {
 		_ = err // best effort; the WAL is replayed on next open anyway
 	}
@@ -250,13 +260,22 @@ func (d *DB) commitBatch(batch []*writeReq) {
 	start := time.Now()
 	results := make([]error, len(batch))
 	sqlTx, err := d.write.BeginTx(ctx, nil)
+	if err == nil && d.pg {
+		// Serialize the writers of every replica (see postgres.go).
+		if _, err = sqlTx.Exec("SELECT pg_advisory_xact_lock(7463100001)"); err != nil {
+			sqlTx.Rollback()
+		}
+	}
 	if err != nil {
 		for _, r := range batch {
 			r.err <- fmt.Errorf("db: begin: %w", err)
 		}
 		return
 	}
-	st := &txStmts{cache: d.wstmts}
+	var st *txStmts
+	if !d.pg {
+		st = &txStmts{cache: d.wstmts}
+	}
 	var events []*domain.Event
 	for i, r := range batch {
 		if d.onWriteWait != nil {
@@ -266,7 +285,7 @@ func (d *DB) commitBatch(batch []*writeReq) {
 			results[i] = err
 			continue
 		}
-		tx := &Tx{q: sqlTx, st: st, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}
+		tx := &Tx{q: sqlTx, st: st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}
 		results[i] = runSavepoint(tx, r.fn)
 		if results[i] == nil {
 			events = append(events, tx.events...)
@@ -283,7 +302,9 @@ func (d *DB) commitBatch(batch []*writeReq) {
 	end := time.Now()
 	d.stats.batches.Add(1)
 	d.stats.txs.Add(int64(len(batch)))
-	d.stats.stmts.Add(int64(st.n) + 2) // + BEGIN and COMMIT
+	if st != nil { // PostgreSQL keeps no statement cache (pgx has its own)
+		d.stats.stmts.Add(int64(st.n) + 2) // + BEGIN and COMMIT
+	}
 	d.stats.busyNs.Add(int64(end.Sub(start)))
 	d.stats.commitNs.Add(int64(end.Sub(commitStart)))
 	if d.onEvent != nil {
@@ -295,7 +316,9 @@ func (d *DB) commitBatch(batch []*writeReq) {
 		r.err <- results[i]
 	}
 	// The writer's only connection is free again: prepare what this batch ran unprepared.
-	d.wstmts.prepare(st.missed)
+	if st != nil {
+		d.wstmts.prepare(st.missed)
+	}
 }
 
 func runSavepoint(tx *Tx, fn func(*Tx) error) (err error) {
@@ -322,6 +345,14 @@ func runSavepoint(tx *Tx, fn func(*Tx) error) (err error) {
 
 // Read runs fn in a read-only transaction on a consistent snapshot.
 func (d *DB) Read(ctx context.Context, fn func(*Tx) error) error {
+	if d.pg {
+		sqlTx, err := d.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
+		if err != nil {
+			return fmt.Errorf("db: begin read: %w", err)
+		}
+		defer sqlTx.Rollback()
+		return fn(&Tx{q: sqlTx, pg: true, Now: d.clock.Now().UTC().Truncate(time.Second)})
+	}
 	sqlTx, err := d.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("db: begin read: %w", err)
@@ -342,6 +373,9 @@ func (d *DB) ReadOne(ctx context.Context, fn func(*Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("db: begin read: %w", err)
 	}
+	if d.pg {
+		return fn(&Tx{q: d.read, pg: true, Now: d.clock.Now().UTC().Truncate(time.Second)})
+	}
 	st := &txStmts{cache: d.rstmts}
 	defer func() { d.rstmts.prepare(st.missed) }()
 	return fn(&Tx{q: d.read, st: st, Now: d.clock.Now().UTC().Truncate(time.Second)})
@@ -361,6 +395,7 @@ type Tx struct {
 	st       *txStmts
 	Now      time.Time
 	writable bool
+	pg       bool
 	sp       int
 	// events are the events this transaction inserted (for DB.onEvent after the commit).
 	events []*domain.Event
@@ -394,6 +429,9 @@ func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
 	if tx.st != nil && tx.st.endpoints != nil && strings.Contains(query, "webhook_endpoints") {
 		tx.st.forgetEndpoints() // a write to the endpoints (every exec on them is one)
 	}
+	if tx.pg {
+		return tx.pgExec(query, args)
+	}
 	if s := tx.prepared(query); s != nil {
 		return s.Exec(args...)
 	}
@@ -401,6 +439,9 @@ func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
+	if tx.pg {
+		return tx.q.QueryRow(rebind(query), pgArgs(args)...)
+	}
 	if s := tx.prepared(query); s != nil {
 		return s.QueryRow(args...)
 	}
@@ -408,6 +449,9 @@ func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
 }
 
 func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
+	if tx.pg {
+		return tx.q.Query(rebind(query), pgArgs(args)...)
+	}
 	if s := tx.prepared(query); s != nil {
 		return s.Query(args...)
 	}
@@ -459,6 +503,9 @@ func newStmtCache(pool *sql.DB) *stmtCache {
 }
 
 func (c *stmtCache) get(query string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.m[query]
@@ -491,6 +538,9 @@ func (c *stmtCache) prepare(queries []string) {
 }
 
 func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for q, s := range c.m {
@@ -529,6 +579,9 @@ func translate(err error, what string) error {
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
+	}
+	if pgConflict(err) {
+		return fmt.Errorf("db: %s: %w", what, ErrConflict)
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {

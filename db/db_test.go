@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,29 +13,27 @@ import (
 
 	"github.com/matryer/is"
 
+	"troco/db/dbtest"
 	"troco/server/clock"
 	"troco/server/domain"
 )
 
 func realSchema(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "schema.sql"))
-	if err != nil {
-		t.Fatalf("read schema: %v", err)
-	}
-	return string(b)
+	s, _ := dbtest.Schemas(t)
+	return s
 }
 
 // openTest opens a database on a file in a temp dir with the real schema.
 func openTest(t *testing.T, opts Options) *DB {
 	t.Helper()
 	if opts.Schema == "" {
-		opts.Schema = realSchema(t)
+		opts.Schema, opts.PostgresSchema = dbtest.Schemas(t)
 	}
 	if opts.Synchronous == "" {
 		opts.Synchronous = "NORMAL"
 	}
-	d, err := Open(context.Background(), filepath.Join(t.TempDir(), "troco.db"), opts)
+	d, err := Open(context.Background(), dbtest.Path(t, filepath.Join(t.TempDir(), "troco.db")), opts)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -327,7 +324,9 @@ func TestMigrations(t *testing.T) {
 		ms, err := parseMigrations(realSchema(t))
 		is.NoErr(err) // schema.sql parses
 		d := openTest(t, Options{})
-		is.Equal(version(t, d), ms[len(ms)-1].version) // every migration applied
+		v, err := d.SchemaVersion(context.Background())
+		is.NoErr(err)
+		is.Equal(v, ms[len(ms)-1].version) // every migration applied
 	})
 }
 
@@ -366,6 +365,7 @@ func TestMemoryDatabase(t *testing.T) {
 }
 
 func TestPragmas(t *testing.T) {
+	dbtest.SkipOnPostgres(t, "SQLite pragmas")
 	is := is.New(t)
 	ctx := context.Background()
 	d := openTest(t, Options{Readers: 3})

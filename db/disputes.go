@@ -149,7 +149,7 @@ func (tx *Tx) ReleaseDisputeSteps(s domain.Scope, chargeID string, dueAt int64) 
 // the caller applies them in the same transaction (exactly once, also with several replicas).
 func (tx *Tx) ClaimDueDisputeSteps(now int64, limit int) ([]DisputeStep, error) {
 	rows, err := tx.query(`SELECT seq, org_id, livemode, action, charge_id, COALESCE(dispute_id, ''), COALESCE(reason, ''), due_at FROM dispute_schedule
-		WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`, now, limit)
+		WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`+tx.claimLock(), now, limit)
 	if err != nil {
 		return nil, translate(err, "claim dispute steps")
 	}

@@ -80,7 +80,7 @@ func (tx *Tx) DueEmails(now time.Time, scope *domain.Scope, limit int) ([]EmailC
 		q += " AND org_id = ? AND livemode = ?"
 		args = append(args, scope.OrgID, boolInt(scope.Livemode))
 	}
-	q += " ORDER BY next_attempt_at, seq LIMIT ?"
+	q += " ORDER BY next_attempt_at, seq LIMIT ?" + tx.claimLock()
 	rows, err := tx.query(q, append(args, limit)...)
 	if err != nil {
 		return nil, translate(err, "due emails")

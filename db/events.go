@@ -24,7 +24,7 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 		return fmt.Errorf("db: encode: %w", err)
 	}
 	_, err = tx.exec("INSERT INTO events (id, org_id, livemode, type, request_id, data, object_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, packJSON(data), objectID(e.Data.Object, data), tx.now())
+		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, tx.textDoc(packJSON(data), string(data)), objectID(e.Data.Object, data), tx.now())
 	if err != nil {
 		return translate(err, "insert event")
 	}

@@ -47,9 +47,39 @@ func (tx *Tx) StoreIdempotentResponse(orgID string, livemode bool, key string, n
 // DeleteExpiredIdempotencyKeys removes stored responses created before notBefore, at most limit
 // rows per call, and returns how many it removed.
 func (tx *Tx) DeleteExpiredIdempotencyKeys(notBefore int64, limit int) (int64, error) {
-	res, err := tx.exec(`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ? LIMIT ?)`, notBefore, limit)
+	q := `DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ? LIMIT ?)`
+	if tx.pg {
+		q = `DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE created_at < ? LIMIT ?)`
+	}
+	res, err := tx.exec(q, notBefore, limit)
 	if err != nil {
 		return 0, translate(err, "delete expired idempotency keys")
 	}
 	return res.RowsAffected()
+}
+
+// AcquireIdempotencySlot takes the in-flight slot of key in scope for owner until expiresAt
+// (Unix seconds), unless another owner holds an unexpired one; it reports whether it got it.
+func (tx *Tx) AcquireIdempotencySlot(orgID string, livemode bool, key, owner string, expiresAt int64) (bool, error) {
+	res, err := tx.exec(`INSERT INTO idempotency_inflight (org_id, livemode, idem_key, owner, expires_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (org_id, livemode, idem_key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+		WHERE idempotency_inflight.expires_at <= ?`, orgID, boolInt(livemode), key, owner, expiresAt, tx.now())
+	if err != nil {
+		return false, translate(err, "acquire idempotency slot")
+	}
+	n, err := res.RowsAffected()
+	return n == 1, translate(err, "acquire idempotency slot")
+}
+
+// ReleaseIdempotencySlot frees the slot owner holds.
+func (tx *Tx) ReleaseIdempotencySlot(orgID string, livemode bool, key, owner string) error {
+	_, err := tx.exec("DELETE FROM idempotency_inflight WHERE org_id = ? AND livemode = ? AND idem_key = ? AND owner = ?", orgID, boolInt(livemode), key, owner)
+	return translate(err, "release idempotency slot")
+}
+
+// DeleteExpiredIdempotencySlots removes the slots of requests that never released them (a
+// replica that died mid-request).
+func (tx *Tx) DeleteExpiredIdempotencySlots() error {
+	_, err := tx.exec("DELETE FROM idempotency_inflight WHERE expires_at < ?", tx.now())
+	return translate(err, "delete expired idempotency slots")
 }

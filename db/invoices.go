@@ -183,7 +183,7 @@ type ScopedInvoice struct {
 // marks them handled. Call it inside the write transaction that acts on them, so two job runners
 // never handle one invoice twice.
 func (tx *Tx) ClaimOverdueInvoices(now int64, limit int) ([]ScopedInvoice, error) {
-	rows, err := tx.query("SELECT seq, "+invoiceCols+" FROM invoices WHERE status = ? AND collection_method = ? AND overdue_at IS NULL AND due_at <= ? ORDER BY due_at, seq LIMIT ?",
+	rows, err := tx.query("SELECT seq, "+invoiceCols+" FROM invoices WHERE status = ? AND collection_method = ? AND overdue_at IS NULL AND due_at <= ? ORDER BY due_at, seq LIMIT ?"+tx.claimLock(),
 		domain.InvoiceOpen, domain.CollectionSendInvoice, now, limit)
 	if err != nil {
 		return nil, translate(err, "overdue invoices")

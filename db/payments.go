@@ -617,7 +617,7 @@ func (tx *Tx) ScheduleTransition(t ScheduledTransition) error {
 // first. The caller applies them in the same transaction, so they are applied exactly once.
 func (tx *Tx) ClaimDueTransitions(now int64, limit int) ([]ScheduledTransition, error) {
 	rows, err := tx.query(`SELECT seq, org_id, livemode, payment_intent_id, charge_id, action, due_at FROM scheduled_transitions
-		WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`, now, limit)
+		WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`+tx.claimLock(), now, limit)
 	if err != nil {
 		return nil, translate(err, "claim transitions")
 	}

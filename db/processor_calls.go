@@ -138,7 +138,7 @@ func (tx *Tx) ClaimDueProcessorCalls(now int64, lease int64, limit int, states .
 	}
 	args = append(args, limit)
 	rows, err := tx.query("SELECT "+processorCallCols+` FROM processor_calls WHERE next_check_at <= ? AND state IN (`+strings.Join(marks, ",")+`)
-		ORDER BY next_check_at, seq LIMIT ?`, args...)
+		ORDER BY next_check_at, seq LIMIT ?`+tx.claimLock(), args...)
 	if err != nil {
 		return nil, translate(err, "claim processor calls")
 	}

@@ -74,10 +74,16 @@ func (tx *Tx) ListSubscriptions(s domain.Scope, f SubscriptionFilter, p ListPara
 	if f.Status != "" {
 		w.add("status = ?", f.Status)
 	}
-	if f.Price != "" {
+	switch {
+	case f.Price != "" && tx.pg:
+		w.add("data::jsonb @> jsonb_build_object('items', jsonb_build_array(jsonb_build_object('price', jsonb_build_object('id', ?::text))))", f.Price)
+	case f.Price != "":
 		w.add("EXISTS (SELECT 1 FROM json_each(data, '$.items') WHERE json_extract(json_each.value, '$.price.id') = ?)", f.Price)
 	}
-	if f.CollectionMethod != "" {
+	switch {
+	case f.CollectionMethod != "" && tx.pg:
+		w.add("(data::jsonb ->> 'collection_method') = ?", f.CollectionMethod)
+	case f.CollectionMethod != "":
 		w.add("json_extract(data, '$.collection_method') = ?", f.CollectionMethod)
 	}
 	return page(tx, "subscriptions", "data", w, p, scanSubscription)
@@ -108,7 +114,7 @@ type ScopedSubscription struct {
 // seconds), earliest first, and clears their next_at: the caller acts on them and schedules them
 // again in the same write transaction, so two replicas never act on one twice.
 func (tx *Tx) ClaimDueSubscriptions(now int64, limit int) ([]ScopedSubscription, error) {
-	rows, err := tx.query("SELECT seq, org_id, livemode, data FROM subscriptions WHERE next_at <= ? ORDER BY next_at, seq LIMIT ?", now, limit)
+	rows, err := tx.query("SELECT seq, org_id, livemode, data FROM subscriptions WHERE next_at <= ? ORDER BY next_at, seq LIMIT ?"+tx.claimLock(), now, limit)
 	if err != nil {
 		return nil, translate(err, "due subscriptions")
 	}

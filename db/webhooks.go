@@ -277,11 +277,10 @@ func (tx *Tx) DueWebhookEndpoints(now time.Time) ([]DueWebhookEndpoint, error) {
 	var out []DueWebhookEndpoint
 	for rows.Next() {
 		var d DueWebhookEndpoint
-		var failing, chaos int
-		if err := rows.Scan(&d.ID, &failing, &chaos); err != nil {
+		// SQLite answers the two tests as 0/1, PostgreSQL as booleans: both scan into a bool.
+		if err := rows.Scan(&d.ID, &d.Failing, &d.Chaos); err != nil {
 			return nil, translate(err, "scan due webhook endpoint")
 		}
-		d.Failing, d.Chaos = failing == 1, chaos == 1
 		out = append(out, d)
 	}
 	return out, translate(rows.Err(), "due webhook endpoints")
@@ -291,7 +290,7 @@ func (tx *Tx) DueWebhookEndpoints(now time.Time) ([]DueWebhookEndpoint, error) {
 // candidates that LeaseWebhooks then tries to lease.
 func (tx *Tx) DueWebhooks(endpointID string, now time.Time, limit int) ([]WebhookClaim, error) {
 	rows, err := tx.query(`SELECT seq, lease, event_id, event_type, endpoint_id, org_id, livemode, attempts, window_start, chaos_sequence, chaos_delay FROM webhook_outbox
-		WHERE endpoint_id = ? AND next_attempt_at <= ? AND locked_until <= ? ORDER BY next_attempt_at LIMIT ?`,
+		WHERE endpoint_id = ? AND next_attempt_at <= ? AND locked_until <= ? ORDER BY next_attempt_at LIMIT ?`+tx.claimLock(),
 		endpointID, now.Unix(), now.Unix(), limit)
 	if err != nil {
 		return nil, translate(err, "due webhooks")

@@ -183,7 +183,7 @@ func TestDashboardSigninLimitedPerAddress(t *testing.T) {
 	e.withPassword(e.Org.ID, "real@example.com", domain.RoleOwner, "the real password")
 
 	// A second server over the same database file: another replica.
-	d2, err := db.Open(context.Background(), e.Path, db.Options{Schema: schemaSQL(t), Clock: e.Clock, Synchronous: "NORMAL"})
+	d2, err := db.Open(context.Background(), e.Path, db.Options{Schema: schemaSQL(t), PostgresSchema: pgSchemaSQL(t), Clock: e.Clock, Synchronous: "NORMAL"})
 	is.NoErr(err)
 	cfg2 := e.Config
 	cfg2.DB = d2

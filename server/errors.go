@@ -53,6 +53,12 @@ func (s *Server) apiError(ctx context.Context, err error) *domain.Error {
 		return domain.Invalid(param, "The object named by %s does not exist in this list.", param)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &domain.Error{Status: 499, Type: domain.TypeAPI, Code: domain.CodeAPIError, Message: "The request was canceled."}
+	case db.IsUnavailable(err):
+		// The database restarting or unreachable: nothing was acknowledged, a retry (with the
+		// same Idempotency-Key) is safe.
+		s.log.WarnContext(ctx, "database unavailable", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+		return &domain.Error{Status: http.StatusServiceUnavailable, Type: domain.TypeAPI, Code: domain.CodeServiceUnavailable,
+			Message: "The database is unavailable for a moment; retry the request (with the same Idempotency-Key)."}
 	}
 	s.log.ErrorContext(ctx, "internal error", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
 	return domain.Internal()

@@ -3,6 +3,7 @@ package server_test
 import (
 	"database/sql"
 	"testing"
+	"troco/db/dbtest"
 
 	"github.com/matryer/is"
 
@@ -34,6 +35,7 @@ func TestActivationDocumentIsFile(t *testing.T) {
 // TestLegacyActivationDocumentsMoved: documents an older troco kept inside the database are
 // moved to files at start, with the same id, and their blobs removed.
 func TestLegacyActivationDocumentsMoved(t *testing.T) {
+	dbtest.SkipOnPostgres(t, "writes into the SQLite file directly")
 	is := is.New(t)
 	e := newEnv(t)
 	raw, err := sql.Open("sqlite", e.Path)

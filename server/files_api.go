@@ -302,6 +302,13 @@ func (s *Server) openFiles() *files.Store {
 	if err := s.moveLegacyDocuments(ctx, st); err != nil {
 		s.log.Error("files: move identity documents", "err", err)
 	}
+	if s.db != nil && s.db.Engine() == "postgres" {
+		// Replicas share the database and (they must) the files directory: one starting while
+		// another is mid-upload would take the new bytes for an orphan, and one started without
+		// the shared directory would delete every file's record. No sweep there.
+		s.log.Info("files: start-up sweep skipped on PostgreSQL (replicas share the files directory)")
+		return st
+	}
 	if err := SweepFiles(ctx, s.db, st); err != nil {
 		s.log.Error("files: sweep", "err", err)
 	}

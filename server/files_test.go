@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"troco/db/dbtest"
 
 	"github.com/matryer/is"
 
@@ -21,7 +22,7 @@ import (
 )
 
 // filesDir is the directory the test server keeps file bytes in.
-func (e *testEnv) filesDir() string { return filepath.Join(filepath.Dir(e.Path), "files") }
+func (e *testEnv) filesDir() string { return filepath.Join(e.Dir, "files") }
 
 // storedFiles lists the names in the files directory (bytes and temporary uploads).
 func (e *testEnv) storedFiles() []string {
@@ -300,6 +301,7 @@ func TestFileIdempotentUpload(t *testing.T) {
 // TestFileCrashOrphans: whatever a crash leaves (bytes without a row, an interrupted temporary
 // upload, a row whose bytes are gone), the next start sweeps it.
 func TestFileCrashOrphans(t *testing.T) {
+	dbtest.SkipOnPostgres(t, "no start-up sweep on PostgreSQL, where replicas share the files directory")
 	is := is.New(t)
 	e := newEnv(t)
 	keep := e.uploadFile(e.Test, "product_image", "a.png", "", pngBytes).Str("id")

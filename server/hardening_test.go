@@ -78,7 +78,7 @@ func TestMalformedQueryIs400(t *testing.T) {
 // answers, 503 again once a shutdown begins or the database is gone; /healthz stays 200.
 func TestReadiness(t *testing.T) {
 	is := is.New(t)
-	d, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "troco.db"), db.Options{Schema: schemaSQL(t)})
+	d, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "troco.db"), db.Options{Schema: schemaSQL(t), PostgresSchema: pgSchemaSQL(t)})
 	is.NoErr(err)
 	srv := server.New(server.Config{DB: d, Clock: clock.NewOffset(clock.Real{}, 0), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ts := httptest.NewTLSServer(srv)

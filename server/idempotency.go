@@ -30,8 +30,9 @@ type idemState struct {
 	stored      bool // the response was stored inside the request's own write transaction
 }
 
-// inflight guards against concurrent duplicates within this process; across replicas the
-// primary key of idempotency_keys decides (the later commit rolls back whole).
+// inflight guards against concurrent duplicates within this process; across replicas (on
+// PostgreSQL) the slot is also taken in the database (acquireSharedSlot), and the primary key of
+// idempotency_keys still decides between two commits (the later rolls back whole).
 type inflight struct {
 	mu sync.Mutex
 	m  map[string]struct{}
@@ -114,6 +115,22 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			return
 		}
 		defer s.idem.release(slot)
+		if s.db.Engine() == "postgres" {
+			// Several replicas may serve this database: the slot is also taken in it.
+			release, ok, err := s.acquireSharedSlot(r.Context(), st)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if !ok {
+				if !s.replayStored(w, r, st) {
+					s.writeError(w, r, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyInProgress, Param: "Idempotency-Key",
+						Message: "A request with this Idempotency-Key is still being processed; retry later."})
+				}
+				return
+			}
+			defer release()
+		}
 		if s.replayStored(w, r, st) {
 			return
 		}
@@ -183,4 +200,43 @@ func (r *recorder) Write(b []byte) (int, error) {
 	r.wrote = true
 	r.body.Write(b)
 	return r.ResponseWriter.Write(b)
+}
+
+// sharedSlotLease bounds how long a replica that died mid-request blocks its key.
+const sharedSlotLease = 2 * time.Minute
+
+// acquireSharedSlot takes st's in-flight slot in the database, so that a duplicate arriving on
+// another replica waits for (or replays) this request's response. release frees it.
+func (s *Server) acquireSharedSlot(ctx context.Context, st *idemState) (release func(), ok bool, err error) {
+	owner := domain.NewID("idemslot")
+	err = s.db.Write(ctx, func(tx *db.Tx) error {
+		var err error
+		ok, err = tx.AcquireIdempotencySlot(st.scope.OrgID, st.scope.Livemode, st.key, owner, tx.Now.Add(sharedSlotLease).Unix())
+		return err
+	})
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	release = func() {
+		ctx := context.WithoutCancel(ctx)
+		free := func() error {
+			return s.db.Write(ctx, func(tx *db.Tx) error {
+				return tx.ReleaseIdempotencySlot(st.scope.OrgID, st.scope.Livemode, st.key, owner)
+			})
+		}
+		if free() == nil {
+			return
+		}
+		// The database is away (a restart): keep trying for a while in the background, so a
+		// retry of this request is not refused until the slot's lease runs out.
+		go func() {
+			for wait := 100 * time.Millisecond; wait < sharedSlotLease; wait *= 2 {
+				time.Sleep(wait)
+				if err := free(); err == nil || errors.Is(err, db.ErrClosed) {
+					return
+				}
+			}
+		}()
+	}
+	return release, true, nil
 }

@@ -178,6 +178,16 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.handler = s.routes()
+	if s.sharedClock() {
+		routes := s.handler
+		s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_ = s.syncClock(r.Context()) // a failure shows in the request's own database access
+			routes.ServeHTTP(w, r)
+		})
+		if cfg.Jobs != nil {
+			cfg.Jobs.Add(jobs.Job{Name: "sandbox-clock-sync", Every: time.Second, Run: func(ctx context.Context, _ time.Time) error { return s.syncClock(ctx) }})
+		}
+	}
 	return s
 }
 

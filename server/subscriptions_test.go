@@ -582,7 +582,7 @@ func TestSubscriptionReplicas(t *testing.T) {
 func (e *testEnv) replica() *testEnv {
 	e.t.Helper()
 	clk := clock.NewOffset(clock.Real{}, e.Clock.Offset())
-	d, err := db.Open(context.Background(), e.Path, db.Options{Schema: schemaSQL(e.t), Clock: clk, Synchronous: "NORMAL"})
+	d, err := db.Open(context.Background(), e.Path, db.Options{Schema: schemaSQL(e.t), PostgresSchema: pgSchemaSQL(e.t), Clock: clk, Synchronous: "NORMAL"})
 	if err != nil {
 		e.t.Fatalf("open replica database: %v", err)
 	}

@@ -62,12 +62,60 @@ func (s *Server) handleAdvanceClock() http.Handler {
 // advanceClock moves the sandbox clock by d, records the offset (a restart keeps it) and runs the
 // jobs that came due: the one operation behind the API's advance-clock and the dashboard's clock.
 func (s *Server) advanceClock(ctx context.Context, d time.Duration) (time.Duration, error) {
-	offset := s.cfg.Clock.Advance(d)
+	var offset time.Duration
 	err := s.db.Write(ctx, func(tx *db.Tx) error {
+		// From the stored offset when another replica moved the clock further: every replica
+		// of one database shares one sandbox clock.
+		base := s.cfg.Clock.Offset()
+		if stored, ok, err := storedClockOffset(tx); err != nil {
+			return err
+		} else if ok && stored > base {
+			base = stored
+		}
+		offset = base + d
 		return tx.PutSetting(ClockOffsetSetting, strconv.FormatInt(int64(offset/time.Second), 10))
 	})
-	if err == nil && s.cfg.Jobs != nil {
+	if err != nil {
+		return s.cfg.Clock.Offset(), err
+	}
+	offset = s.cfg.Clock.AdvanceTo(offset)
+	if s.cfg.Jobs != nil {
 		err = s.cfg.Jobs.RunDue(ctx)
 	}
 	return offset, err
+}
+
+// storedClockOffset reads the sandbox clock offset recorded by advanceClock.
+func storedClockOffset(tx *db.Tx) (time.Duration, bool, error) {
+	v, ok, err := tx.GetSetting(ClockOffsetSetting)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	secs, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, false, nil
+	}
+	return time.Duration(secs) * time.Second, true, nil
+}
+
+// sharedClock reports whether this server shares its sandbox clock with other replicas: on
+// PostgreSQL with time travel allowed, the offset another replica recorded is read back before
+// each request and every second by a job.
+func (s *Server) sharedClock() bool {
+	return s.cfg.AllowTimeTravel && s.cfg.Clock != nil && s.db != nil && s.db.Engine() == "postgres"
+}
+
+// syncClock catches this replica's clock up with the offset recorded in the database.
+func (s *Server) syncClock(ctx context.Context) error {
+	var stored time.Duration
+	var ok bool
+	err := s.db.ReadOne(ctx, func(tx *db.Tx) error {
+		var err error
+		stored, ok, err = storedClockOffset(tx)
+		return err
+	})
+	if err == nil && ok {
+		s.cfg.Clock.AdvanceTo(stored)
+	}
+	return err
 }

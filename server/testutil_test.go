@@ -20,6 +20,7 @@ import (
 	"github.com/matryer/is"
 
 	"troco/db"
+	"troco/db/dbtest"
 	"troco/server"
 	"troco/server/clock"
 	"troco/server/core"
@@ -39,32 +40,42 @@ type testEnv struct {
 	Test   string // ch_test_ token (read, write) of Org
 	Live   string // ch_live_ token (read, write) of Org
 	Client *http.Client
-	// Path is the SQLite file and Config the server's configuration (to reopen them: restarts).
+	// Path is the SQLite file (or PostgreSQL URL), Dir the test's data dir and Config the
+	// server's configuration (to reopen them: restarts).
 	Path   string
+	Dir    string
 	Config server.Config
 }
 
 type envOption func(*server.Config)
 
 func schemaSQL(t testing.TB) string {
-	b, err := os.ReadFile(filepath.Join("..", "schema.sql"))
-	if err != nil {
-		t.Fatalf("read schema: %v", err)
-	}
-	return string(b)
+	s, _ := dbtest.Schemas(t)
+	return s
+}
+
+func pgSchemaSQL(t testing.TB) string {
+	_, s := dbtest.Schemas(t)
+	return s
 }
 
 // newEnv starts a server with a bootstrap organization holding a test and a live key.
 func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
+	dir := t.TempDir()
+	return newEnvAt(t, dbtest.Path(t, filepath.Join(dir, "troco.db")), dir, opts...)
+}
+
+// newEnvAt is newEnv on the database path (a SQLite file or a PostgreSQL URL) and data dir given.
+func newEnvAt(t *testing.T, path, dir string, opts ...envOption) *testEnv {
+	t.Helper()
 	is := is.New(t)
 	clk := clock.NewOffset(clock.Real{}, 0)
-	path := filepath.Join(t.TempDir(), "troco.db")
-	d, err := db.Open(context.Background(), path, db.Options{Schema: schemaSQL(t), Clock: clk, Synchronous: "NORMAL"})
+	d, err := db.Open(context.Background(), path, db.Options{Schema: schemaSQL(t), PostgresSchema: pgSchemaSQL(t), Clock: clk, Synchronous: "NORMAL"})
 	is.NoErr(err) // open database
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	runner := jobs.NewRunner(clk, log)
-	cfg := server.Config{DB: d, Clock: clk, Logger: log, Jobs: runner, AllowTimeTravel: true, SimDelay: 3 * time.Minute, FilesDir: filepath.Join(filepath.Dir(path), "files")}
+	cfg := server.Config{DB: d, Clock: clk, Logger: log, Jobs: runner, AllowTimeTravel: true, SimDelay: 3 * time.Minute, FilesDir: filepath.Join(dir, "files")}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -78,7 +89,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 		server.PixWebhookTLS(srv.TLS, cfg.PixWebhookCA)
 	}
 	srv.StartTLS()
-	e := &testEnv{t: t, srv: srv, DB: d, Clock: clk, Jobs: runner, Client: srv.Client(), Path: path, Config: cfg}
+	e := &testEnv{t: t, srv: srv, DB: d, Clock: clk, Jobs: runner, Client: srv.Client(), Path: path, Dir: dir, Config: cfg}
 	t.Cleanup(func() {
 		srv.Close()
 		d.Close()

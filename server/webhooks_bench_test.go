@@ -50,7 +50,7 @@ type webhookBench struct {
 func newWebhookBench(b testing.TB) *webhookBench {
 	b.Helper()
 	clk := clock.NewOffset(clock.Real{}, 0)
-	d, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "troco.db"), db.Options{Schema: schemaSQL(b), Clock: clk, Synchronous: "NORMAL"})
+	d, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "troco.db"), db.Options{Schema: schemaSQL(b), PostgresSchema: pgSchemaSQL(b), Clock: clk, Synchronous: "NORMAL"})
 	if err != nil {
 		b.Fatal(err)
 	}

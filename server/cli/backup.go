@@ -242,6 +242,9 @@ func backupCmd(ctx context.Context, env Env, args []string) error {
 	if *dbPath == "" {
 		*dbPath = filepath.Join(*dataDir, "troco.db")
 	}
+	if db.IsPostgres(*dbPath) {
+		return errors.New("troco backup copies a SQLite database; on PostgreSQL use pg_dump (and keep <data-dir>/master.key and the uploaded files)")
+	}
 	if *dbPath == ":memory:" {
 		return errors.New("an in-memory database cannot be backed up from another process")
 	}
@@ -276,6 +279,9 @@ func restoreCmd(ctx context.Context, env Env, args []string) error {
 	}
 	if *dbPath == "" {
 		*dbPath = filepath.Join(*dataDir, "troco.db")
+	}
+	if db.IsPostgres(*dbPath) {
+		return errors.New("troco restore writes a SQLite database; to move a SQLite database to PostgreSQL use troco export and troco import")
 	}
 	if *dbPath == ":memory:" {
 		return errors.New("restore needs a database file, not :memory:")

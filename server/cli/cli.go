@@ -25,8 +25,8 @@ type Env struct {
 	Getenv func(string) string
 	Stdout io.Writer
 	Stderr io.Writer
-	// Schema is the contents of schema.sql.
-	Schema string
+	// Schema is the contents of schema.sql, PostgresSchema of schema_postgres.sql.
+	Schema, PostgresSchema string
 	// Ready, when set, receives the HTTPS address once `serve` is listening (tests).
 	Ready func(addr string)
 }
@@ -38,6 +38,9 @@ var synopses = []struct{ name, line string }{
 	{"version", "troco version                            print the version"},
 	{"backup", "troco backup --to FILE [--data-dir D] [--db F]\n                       consistent online backup (database, master key, uploaded files), also while serve runs"},
 	{"restore", "troco restore --from FILE [--data-dir D] [--db F] [--force]\n                       check a backup and restore it (serve on that database must be stopped)"},
+	{"migrate", "troco migrate [--db F|postgres://…]    apply pending migrations and print the schema version"},
+	{"export", "troco export --to FILE [--db F]         write every table to a file (to move a SQLite database to PostgreSQL)"},
+	{"import", "troco import --from FILE --db postgres://… [--replace]\n                       load an export into a new database (ids, cursors and sequences kept)"},
 	{"org create", "troco org create --name N [--display-name D] [--document D] [--platform] [--connected-to plat_…] [--activation-status S]"},
 	{"org update", "troco org update org_… [--display-name D] [--name N]   the name buyers see on checkout, PIX and boleto"},
 	{"org set-status", "troco org set-status org_… --status active|disabled|in_review|not_submitted [--env live|test|both]\n                       [--disabled-reason R] [--missing a,b]   record a review (emits organization.updated)"},
@@ -97,6 +100,7 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 		"user create": userCreate, "user signin-link": userSigninLink, "user remove": userRemove,
 		"events tail": eventsTail, "processors check": processorsCheck, "dev psp": devPSP,
 		"tokens rotate-key": tokensRotateKey,
+		"migrate":           migrateCmd, "export": exportCmd, "import": importCmd,
 	}
 	if fn, ok := commands[args[0]]; ok {
 		return fn(ctx, env, args[1:])

@@ -67,7 +67,7 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 	fs := newFlags(env, "serve")
 	c := &serveConfig{}
 	addr := fs.str("addr", "127.0.0.1:8443", "HTTPS listen address")
-	dbPath := fs.str("db", "", "SQLite file (:memory: for a throwaway instance; default <data-dir>/troco.db)")
+	dbPath := fs.str("db", "", "SQLite file (:memory: for a throwaway instance; default <data-dir>/troco.db), or a postgres:// URL")
 	dataDir := fs.str("data-dir", "./troco-data", "certificates and other local state")
 	baseURL := fs.str("base-url", "", "prefix of every URL the API returns (default https://localhost:<port>)")
 	tlsCert := fs.str("tls-cert", "", "PEM certificate chain")
@@ -145,6 +145,9 @@ func parseServe(env Env, args []string) (*serveConfig, error) {
 		return nil, errors.New("--rate-limit must be on or off")
 	}
 	if c.backup.dir != "" {
+		if db.IsPostgres(c.dbPath) {
+			return nil, errors.New("--backup-dir backs up a SQLite database; on PostgreSQL back up with pg_dump (and keep <data-dir>/master.key and the uploaded files)")
+		}
 		if c.dbPath == ":memory:" {
 			return nil, errors.New("--backup-dir needs a database file, not --db :memory:")
 		}
@@ -191,7 +194,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 			return fmt.Errorf("--backup-dir: %w", err)
 		}
 	}
-	if cfg.dbPath != ":memory:" {
+	if cfg.dbPath != ":memory:" && !db.IsPostgres(cfg.dbPath) {
 		if err := os.MkdirAll(filepath.Dir(cfg.dbPath), 0o700); err != nil {
 			return fmt.Errorf("create the database directory: %w", err)
 		}
@@ -283,7 +286,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, Clock: clk, Synchronous: cfg.dbSync, OnEvent: m.Event, OnWriteWait: m.WriteWait})
+	store, err := db.Open(ctx, cfg.dbPath, db.Options{Schema: env.Schema, PostgresSchema: env.PostgresSchema, Clock: clk, Synchronous: cfg.dbSync, OnEvent: m.Event, OnWriteWait: m.WriteWait})
 	if err != nil {
 		return err
 	}
@@ -457,7 +460,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 			cfg.baseURL, core.BootstrapOwnerEmail, core.SigninURL(cfg.baseURL, bootLink.Token))
 	} else if owner != nil {
 		fmt.Fprintf(env.Stdout, "dashboard: %s/dashboard (a new one-time sign-in link for %s: troco user signin-link %s --db %s)\n",
-			cfg.baseURL, owner.Email, owner.ID, cfg.dbPath)
+			cfg.baseURL, owner.Email, owner.ID, db.Display(cfg.dbPath))
 	}
 	if bootKey != nil && cfg.sandboxKey == "" {
 		// The banner is out: record that even if a shutdown began meanwhile (not ctx).
@@ -607,7 +610,7 @@ func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domai
 		fmt.Fprintf(w, "bootstrap organization: %s %q (%s)\n", org.ID, org.Name, org.ActivationStatus)
 	}
 	if unshown != "" && org != nil {
-		fmt.Fprintf(w, "the test key created at the first start (%s) was never shown; create one with:\n  troco key create --org %s --env test --db %s\n", unshown, org.ID, cfg.dbPath)
+		fmt.Fprintf(w, "the test key created at the first start (%s) was never shown; create one with:\n  troco key create --org %s --env test --db %s\n", unshown, org.ID, db.Display(cfg.dbPath))
 	}
 	if mailbox != "" {
 		fmt.Fprintf(w, "sandbox mailbox (test-mode customer e-mail; link valid 24 h, renew with GET /v1/test-helpers/mailbox): %s\n", mailbox)
@@ -666,7 +669,10 @@ func registerJobs(r *jobs.Runner, store *db.DB) {
 		_, err := store.DeleteInBatches(ctx, 2000, func(tx *db.Tx, limit int) (int64, error) {
 			return tx.DeleteExpiredIdempotencyKeys(now.Add(-IdempotencyRetention).Unix(), limit)
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		return store.Write(ctx, func(tx *db.Tx) error { return tx.DeleteExpiredIdempotencySlots() })
 	}})
 }
 

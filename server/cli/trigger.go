@@ -60,7 +60,7 @@ func newTriggerKit(dataDir, base string, simDelay time.Duration) (*triggerKit, e
 // are dated as serve would date them.
 func openTrigger(ctx context.Context, env Env, path string) (*db.DB, error) {
 	clk := clock.NewOffset(clock.Real{}, 0)
-	d, err := db.Open(ctx, path, db.Options{Schema: env.Schema, Clock: clk, Readers: 1})
+	d, err := db.Open(ctx, path, db.Options{Schema: env.Schema, PostgresSchema: env.PostgresSchema, Clock: clk, Readers: 1})
 	if err != nil {
 		return nil, err
 	}

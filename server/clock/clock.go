@@ -43,6 +43,20 @@ func (c *Offset) Advance(d time.Duration) time.Duration {
 	return time.Duration(c.offset.Add(int64(d)))
 }
 
+// AdvanceTo moves the clock forward to offset if it is behind it (never backward) and returns
+// the offset now in force: how a replica catches up with a time travel made by another.
+func (c *Offset) AdvanceTo(offset time.Duration) time.Duration {
+	for {
+		cur := c.offset.Load()
+		if int64(offset) <= cur {
+			return time.Duration(cur)
+		}
+		if c.offset.CompareAndSwap(cur, int64(offset)) {
+			return offset
+		}
+	}
+}
+
 // Wall returns the instant of c without sandbox time travel: what the clock of someone outside
 // troco reads (a webhook receiver checking the signature's timestamp tolerance). For any clock
 // other than an Offset it is c.Now().

@@ -38,6 +38,7 @@ const (
 	CodeRateLimit              = "rate_limit"
 	CodeHTTPSRequired          = "https_required"
 	CodeAPIError               = "api_error"
+	CodeServiceUnavailable     = "service_unavailable"
 	CodeAlreadyRevoked         = "api_key_already_revoked"
 	CodeTimeTravelDisabled     = "time_travel_disabled"
 	CodeRequestTooLarge        = "request_too_large"

@@ -47,6 +47,8 @@ type config struct {
 	dir        string
 	keep       bool
 	serveExtra string
+	pg         string // admin URL of a PostgreSQL server: each run gets a fresh database there
+	replicas   int    // with pg: servers started on that one database, the connections spread over them
 	starts     int
 	idleWait   time.Duration
 
@@ -86,6 +88,8 @@ func run(args []string) error {
 	fs.StringVar(&cfg.dir, "dir", "", "parent of the spawned servers' temp dirs (default os.TempDir(); put it on the disk you want to measure)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the spawned servers' data dirs and logs")
 	fs.StringVar(&cfg.serveExtra, "serve-args", "", "extra space-separated flags for the spawned troco serve")
+	fs.StringVar(&cfg.pg, "pg", "", "with -spawn: a postgres:// URL (of a user who may create databases); each run serves a fresh database created there and dropped after")
+	fs.IntVar(&cfg.replicas, "replicas", 1, "with -pg: start this many servers on the run's database (same master key and CA) and spread the connections over them")
 	fs.IntVar(&cfg.starts, "starts", 10, "startup scenario: number of cold starts")
 	fs.DurationVar(&cfg.idleWait, "idle", 2*time.Second, "startup scenario: idle time before reading the RSS")
 	fs.StringVar(&cfg.stripeMock, "stripe-mock", "v0.203.0", "sidebyside: a stripe-mock binary, or the version to go install into a temp GOBIN")
@@ -178,26 +182,53 @@ func runSpawned(cfg config) error {
 	for i := range cfg.runs {
 		dir := fmt.Sprintf("%s/run%d", parent, i+1)
 		logPath := dir + ".log"
-		srv, err := startServer(bin, dir, newSandboxToken(), cfg.dbSync, extra, logPath)
+		dbArg, dropDB, err := runDatabase(cfg, dir, i)
 		if err != nil {
 			return err
 		}
+		token := newSandboxToken()
+		srv, err := startServer(bin, dir, dbArg, token, cfg.dbSync, extra, logPath)
+		if err != nil {
+			dropDB()
+			return err
+		}
+		servers := []*spawned{srv}
+		urls := []string{srv.url}
+		for r := 2; r <= cfg.replicas && cfg.pg != ""; r++ {
+			rdir := fmt.Sprintf("%s-replica%d", dir, r)
+			if err := copyDataDir(dir, rdir); err != nil {
+				return err
+			}
+			rs, err := startServer(bin, rdir, dbArg, token, cfg.dbSync, extra, rdir+".log")
+			if err != nil {
+				return err
+			}
+			servers = append(servers, rs)
+			urls = append(urls, rs.url)
+		}
 		pid := srv.cmd.Process.Pid
 		rssStart := procStatus(pid, "VmRSS")
-		res, err := runLoad(cfg, srv.url, srv.cacert, srv.token, pid)
+		res, err := runLoad(cfg, strings.Join(urls, ","), srv.cacert, srv.token, pid)
 		res.peakRSS = procStatus(pid, "VmHWM")
 		res.startRSS = rssStart
 		res.ready = srv.ready
-		if stopErr := srv.stop(); stopErr != nil && err == nil {
-			fmt.Fprintf(os.Stderr, "server stop: %v (log %s)\n", stopErr, logPath)
+		for _, s := range servers {
+			if stopErr := s.stop(); stopErr != nil && err == nil {
+				fmt.Fprintf(os.Stderr, "server stop: %v (log %s)\n", stopErr, logPath)
+			}
 		}
+		dropDB()
 		if err != nil {
 			return fmt.Errorf("%w (server log %s)", err, logPath)
 		}
 		if res.skipped {
 			return nil
 		}
-		fmt.Printf("run %d/%d: troco serve --db-sync %s %s (fresh data dir %s)\n", i+1, cfg.runs, cfg.dbSync, cfg.serveExtra, dir)
+		if cfg.pg != "" {
+			fmt.Printf("run %d/%d: %d× troco serve on PostgreSQL (fresh database; CPU and RSS of the first) %s\n", i+1, cfg.runs, len(servers), cfg.serveExtra)
+		} else {
+			fmt.Printf("run %d/%d: troco serve --db-sync %s %s (fresh data dir %s)\n", i+1, cfg.runs, cfg.dbSync, cfg.serveExtra, dir)
+		}
 		res.print()
 		results = append(results, res)
 	}
@@ -211,7 +242,7 @@ func runStartup(cfg config, bin, parent string, extra []string) error {
 	dir := parent + "/startup"
 	logPath := dir + ".log"
 	token := newSandboxToken()
-	srv, err := startServer(bin, dir, token, cfg.dbSync, extra, logPath)
+	srv, err := startServer(bin, dir, "", token, cfg.dbSync, extra, logPath)
 	if err != nil {
 		return err
 	}
@@ -232,7 +263,7 @@ func runStartup(cfg config, bin, parent string, extra []string) error {
 	var readies []time.Duration
 	var idles, hwms []float64
 	for i := range cfg.starts {
-		srv, err := startServer(bin, dir, token, cfg.dbSync, extra, logPath)
+		srv, err := startServer(bin, dir, "", token, cfg.dbSync, extra, logPath)
 		if err != nil {
 			return err
 		}
@@ -366,8 +397,9 @@ func newClients(cfg config, base, cacert, token string, dials *atomic.Int64) ([]
 	var seq atomic.Int64
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
 	out := make([]*client, cfg.conns)
+	bases := strings.Split(base, ",") // several replicas: the connections take turns
 	for i := range out {
-		out[i] = &client{hc: hc, base: strings.TrimRight(base, "/"), token: token, idem: cfg.idem, idemSeq: &seq, runID: runID, form: cfg.stripe}
+		out[i] = &client{hc: hc, base: strings.TrimRight(bases[i%len(bases)], "/"), token: token, idem: cfg.idem, idemSeq: &seq, runID: runID, form: cfg.stripe}
 	}
 	return out, tr, nil
 }

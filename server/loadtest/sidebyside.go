@@ -33,7 +33,7 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 	// Cold start and idle memory.
 	tDir := filepath.Join(parent, "troco-startup")
 	token := newSandboxToken()
-	first, err := startServer(bin, tDir, token, cfg.dbSync, extra, tDir+".log")
+	first, err := startServer(bin, tDir, "", token, cfg.dbSync, extra, tDir+".log")
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 	var tReady, mReady []time.Duration
 	var tIdle, mIdle []float64
 	for range cfg.starts {
-		s, err := startServer(bin, tDir, token, cfg.dbSync, extra, tDir+".log")
+		s, err := startServer(bin, tDir, "", token, cfg.dbSync, extra, tDir+".log")
 		if err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 			c := cfg
 			c.scenario = sc
 			dir := filepath.Join(parent, fmt.Sprintf("troco-%s-%d", sc, run))
-			s, err := startServer(bin, dir, newSandboxToken(), cfg.dbSync, extra, dir+".log")
+			s, err := startServer(bin, dir, "", newSandboxToken(), cfg.dbSync, extra, dir+".log")
 			if err != nil {
 				return err
 			}

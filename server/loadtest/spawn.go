@@ -85,12 +85,15 @@ func freePort() (int, error) {
 
 // startServer runs `troco serve` on a free loopback port over dir (db dir/troco.db) and waits
 // for the first 200 on /healthz. The TROCO_* environment is not inherited, so flags decide.
-func startServer(bin, dir, token, dbSync string, extra []string, logPath string) (*spawned, error) {
+func startServer(bin, dir, dbArg, token, dbSync string, extra []string, logPath string) (*spawned, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"serve", "--db", filepath.Join(dir, "troco.db"), "--data-dir", dir, "--addr", "127.0.0.1:" + strconv.Itoa(port),
+	if dbArg == "" {
+		dbArg = filepath.Join(dir, "troco.db")
+	}
+	args := []string{"serve", "--db", dbArg, "--data-dir", dir, "--addr", "127.0.0.1:" + strconv.Itoa(port),
 		"--rate-limit", "off", "--sandbox-key", token, "--db-sync", dbSync}
 	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
