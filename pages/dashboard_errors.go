@@ -58,10 +58,10 @@ var ptBRErrors = map[string]string{
 
 	// People.
 	"email must be an e-mail address such as ana@example.com.":                            "O e-mail deve ser um endereço como ana@example.com.",
-	"role must be owner, admin, developer or viewer.":                                     "O papel deve ser owner, admin, developer ou viewer.",
+	"role must be owner, admin, developer or viewer.":                                     "O papel deve ser proprietário (owner), administrador (admin), desenvolvedor (developer) ou leitor (viewer).",
 	"%s already belongs to organization %s.":                                              "%s já pertence à organização %s.",
-	"An organization keeps at least one owner; make another person owner first.":          "Uma organização mantém ao menos um owner; torne outra pessoa owner antes.",
-	"Only an owner can remove an owner.":                                                  "Só um owner pode remover um owner.",
+	"An organization keeps at least one owner; make another person owner first.":          "Uma organização mantém ao menos um proprietário; torne outra pessoa proprietária antes.",
+	"Only an owner can remove an owner.":                                                  "Só um proprietário pode remover um proprietário.",
 	"This sign-in does not open that organization; sign in with its e-mail and password.": "Este acesso não abre essa organização; entre com o e-mail e a senha dela.",
 	"The account in organization %s is locked for 15 minutes after 10 failed attempts.":   "A conta na organização %s está bloqueada por 15 minutos após 10 tentativas.",
 

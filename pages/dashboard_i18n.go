@@ -57,3 +57,34 @@ func T(lang, s string) string {
 	}
 	return s
 }
+
+// ptBRValues names API values (statuses, roles, payment methods) in Portuguese, by kind since
+// one value can mean different things ("succeeded" is an approved payment but a delivered
+// webhook). English pages show the API value itself; filters keep the API value as the value.
+var ptBRValues = map[string]map[string]string{
+	"payment": {"requires_payment_method": "Aguardando pagamento", "requires_confirmation": "Aguardando confirmação",
+		"requires_action": "Aguardando ação do cliente", "processing": "Processando", "requires_capture": "Aguardando captura",
+		"succeeded": "Aprovado", "canceled": "Cancelado"},
+	"checkout": {"open": "Aberta", "complete": "Concluída", "expired": "Expirada"},
+	"invoice":  {"draft": "Rascunho", "open": "Em aberto", "paid": "Paga", "void": "Anulada", "uncollectible": "Incobrável"},
+	"subscription": {"incomplete": "Incompleta", "incomplete_expired": "Incompleta expirada", "trialing": "Em período de teste",
+		"active": "Ativa", "past_due": "Em atraso", "canceled": "Cancelada", "unpaid": "Não paga", "paused": "Pausada"},
+	"dispute": {"warning_needs_response": "Alerta: aguardando resposta", "warning_under_review": "Alerta: em análise",
+		"warning_closed": "Alerta encerrado", "needs_response": "Aguardando resposta", "under_review": "Em análise",
+		"won": "Ganha", "lost": "Perdida"},
+	"webhook":  {"enabled": "Ativo", "disabled": "Desativado"},
+	"delivery": {"succeeded": "Entregue", "failed": "Falhou", "pending": "Pendente"},
+	"role":     {"owner": "Proprietário", "admin": "Administrador", "developer": "Desenvolvedor", "viewer": "Leitor"},
+	"method":   {"credit_card": "Cartão de crédito", "debit_card": "Cartão de débito", "pix": "Pix", "boleto": "Boleto"},
+}
+
+// V is the label of the API value v of the given kind ("payment", "role", "method", …) in lang.
+func V(lang, kind, v string) string {
+	if lang == "en" {
+		return v
+	}
+	if t, ok := ptBRValues[kind][v]; ok {
+		return t
+	}
+	return v
+}

@@ -97,6 +97,9 @@ type Section struct {
 type Field struct {
 	Label, Value, Href string
 	Code               bool
+	// Image, when set, is a data:image/png;base64 URI built server-side (a QR code) shown above
+	// Value; Value stays as its text alternative.
+	Image string
 }
 
 // Table is a list; TestID marks it for tests.

@@ -36,6 +36,9 @@ type dashReq struct {
 
 func (q *dashReq) T(s string) string { return q.d.T(s) }
 
+// V labels the API value v of kind ("payment", "role", "method", …) in the page's language.
+func (q *dashReq) V(kind, v string) string { return pages.V(q.d.Lang, kind, v) }
+
 // actor is who performs a dashboard change through the domain functions: the organization and
 // environment of the page, no API key, this request's id.
 func (q *dashReq) actor() domain.Actor {
@@ -464,7 +467,7 @@ func (q *dashReq) volumeChart(vols []db.MethodVolume) *pages.Chart {
 	for i, m := range methods {
 		v := byMethod[m]
 		h := int(v.Amount * int64(plot) / max)
-		label := m
+		label := q.V("method", m)
 		if label == "" {
 			label = "—"
 		}
@@ -488,8 +491,8 @@ func (q *dashReq) paymentsTable(list []*domain.PaymentIntent) *pages.Table {
 	t := &pages.Table{TestID: "payments-table", Headers: []string{"ID", q.T("Amount"), q.T("Status"), q.T("Method"), q.T("Description"), q.T("Customer"), q.T("Created")}}
 	for _, pi := range list {
 		t.Rows = append(t.Rows, []pages.Cell{
-			{Text: pi.ID, Href: q.link("payments", pi.ID), Code: true}, {Text: q.money(pi.Amount, pi.Currency)}, {Text: pi.Status},
-			{Text: deref(pi.PaymentMethodType)}, {Text: deref(pi.Description)}, {Text: deref(pi.Customer), Href: q.link("customers", deref(pi.Customer))},
+			{Text: pi.ID, Href: q.link("payments", pi.ID), Code: true}, {Text: q.money(pi.Amount, pi.Currency)}, {Text: q.V("payment", pi.Status)},
+			{Text: q.V("method", deref(pi.PaymentMethodType))}, {Text: deref(pi.Description)}, {Text: deref(pi.Customer), Href: q.link("customers", deref(pi.Customer))},
 			{Text: q.when(pi.CreatedAt)},
 		})
 	}
@@ -504,7 +507,7 @@ func (s *Server) dashPayments(q *dashReq) (*pages.Page, error) {
 	opts := []pages.Option{option("", "—", status)}
 	valid := status == ""
 	for _, st := range paymentStatuses {
-		opts = append(opts, option(st, st, status))
+		opts = append(opts, option(st, q.V("payment", st), status))
 		valid = valid || st == status
 	}
 	f.Inputs = []pages.Input{{Name: "status", Label: q.T("Status"), Kind: "select", Options: opts}, {Name: "customer", Label: q.T("Customer") + " (cus_…)", Kind: "text", Value: customer}}
@@ -552,10 +555,10 @@ func (s *Server) dashPayment(q *dashReq, id string) (*pages.Page, error) {
 		if err != nil {
 			return err
 		}
-		p.Title = q.money(pi.Amount, pi.Currency) + " · " + pi.Status
+		p.Title = q.money(pi.Amount, pi.Currency) + " · " + q.V("payment", pi.Status)
 		p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{
-			{Label: "ID", Value: pi.ID, Code: true}, {Label: q.T("Status"), Value: pi.Status}, {Label: q.T("Amount"), Value: q.money(pi.Amount, pi.Currency)},
-			{Label: q.T("Method"), Value: deref(pi.PaymentMethodType)}, {Label: q.T("Description"), Value: deref(pi.Description)},
+			{Label: "ID", Value: pi.ID, Code: true}, {Label: q.T("Status"), Value: q.V("payment", pi.Status)}, {Label: q.T("Amount"), Value: q.money(pi.Amount, pi.Currency)},
+			{Label: q.T("Method"), Value: q.V("method", deref(pi.PaymentMethodType))}, {Label: q.T("Description"), Value: deref(pi.Description)},
 			{Label: q.T("Customer"), Value: deref(pi.Customer), Href: q.link("customers", deref(pi.Customer))}, {Label: q.T("Created"), Value: q.when(pi.CreatedAt)},
 		}})
 		view := *pi
@@ -619,12 +622,12 @@ func (s *Server) dashCustomer(q *dashReq, id string) (*pages.Page, error) {
 // statusFilter reads the list's status filter. An unknown status is not ignored (that would
 // list everything under a filter the user believes applied): bad is then the page that says so,
 // answered 400 like the API's list.
-func statusFilter(q *dashReq, title string, statuses []string) (status string, f *pages.Form, bad *pages.Page) {
+func statusFilter(q *dashReq, title, kind string, statuses []string) (status string, f *pages.Form, bad *pages.Page) {
 	status = q.r.URL.Query().Get("status")
 	opts := []pages.Option{option("", "—", status)}
 	valid := status == ""
 	for _, st := range statuses {
-		opts = append(opts, option(st, st, status))
+		opts = append(opts, option(st, q.V(kind, st), status))
 		valid = valid || st == status
 	}
 	f = &pages.Form{Method: "get", Action: q.r.URL.Path, TestID: "status-filter", Submit: q.T("Filter"), Inputs: []pages.Input{{Name: "status", Label: q.T("Status"), Kind: "select", Options: opts}}}
@@ -643,7 +646,7 @@ func (q *dashReq) badStatus(title string, f *pages.Form, status string, statuses
 }
 
 func (s *Server) dashCheckoutSessions(q *dashReq) (*pages.Page, error) {
-	status, f, bad := statusFilter(q, q.T("Checkout sessions"), []string{"open", "complete", "expired"})
+	status, f, bad := statusFilter(q, q.T("Checkout sessions"), "checkout", []string{"open", "complete", "expired"})
 	if bad != nil {
 		return bad, nil
 	}
@@ -661,14 +664,14 @@ func (s *Server) dashCheckoutSessions(q *dashReq) (*pages.Page, error) {
 	ids := make([]string, len(list))
 	for i, c := range list {
 		ids[i] = c.ID
-		t.Rows = append(t.Rows, []pages.Cell{{Text: c.ID, Href: q.link("checkout-sessions", c.ID), Code: true}, {Text: q.money(c.TotalAmount, c.Currency)}, {Text: c.Status},
+		t.Rows = append(t.Rows, []pages.Cell{{Text: c.ID, Href: q.link("checkout-sessions", c.ID), Code: true}, {Text: q.money(c.TotalAmount, c.Currency)}, {Text: q.V("checkout", c.Status)},
 			{Text: c.PaymentStatus}, {Text: deref(c.CustomerEmail)}, {Text: q.when(c.CreatedAt)}})
 	}
 	return &pages.Page{Title: q.T("Checkout sessions"), Sections: []pages.Section{{Form: f}, {Table: t, Pager: q.pager(ids, more)}}}, nil
 }
 
 func (s *Server) dashInvoices(q *dashReq) (*pages.Page, error) {
-	status, f, bad := statusFilter(q, q.T("Invoices"), []string{"draft", "open", "paid", "void", "uncollectible"})
+	status, f, bad := statusFilter(q, q.T("Invoices"), "invoice", []string{"draft", "open", "paid", "void", "uncollectible"})
 	if bad != nil {
 		return bad, nil
 	}
@@ -687,13 +690,13 @@ func (s *Server) dashInvoices(q *dashReq) (*pages.Page, error) {
 	for i, in := range list {
 		ids[i] = in.ID
 		t.Rows = append(t.Rows, []pages.Cell{{Text: in.ID, Href: q.link("invoices", in.ID), Code: true}, {Text: deref(in.Number)}, {Text: q.money(in.TotalAmount, in.Currency)},
-			{Text: in.Status}, {Text: in.Customer, Href: q.link("customers", in.Customer)}, {Text: q.when(in.DueDate)}, {Text: q.when(in.CreatedAt)}})
+			{Text: q.V("invoice", in.Status)}, {Text: in.Customer, Href: q.link("customers", in.Customer)}, {Text: q.when(in.DueDate)}, {Text: q.when(in.CreatedAt)}})
 	}
 	return &pages.Page{Title: q.T("Invoices"), Sections: []pages.Section{{Form: f}, {Table: t, Pager: q.pager(ids, more)}}}, nil
 }
 
 func (s *Server) dashSubscriptions(q *dashReq) (*pages.Page, error) {
-	status, f, bad := statusFilter(q, q.T("Subscriptions"), []string{"incomplete", "incomplete_expired", "trialing", "active", "past_due", "canceled", "unpaid", "paused"})
+	status, f, bad := statusFilter(q, q.T("Subscriptions"), "subscription", []string{"incomplete", "incomplete_expired", "trialing", "active", "past_due", "canceled", "unpaid", "paused"})
 	if bad != nil {
 		return bad, nil
 	}
@@ -711,14 +714,14 @@ func (s *Server) dashSubscriptions(q *dashReq) (*pages.Page, error) {
 	ids := make([]string, len(list))
 	for i, sub := range list {
 		ids[i] = sub.ID
-		t.Rows = append(t.Rows, []pages.Cell{{Text: sub.ID, Href: q.link("subscriptions", sub.ID), Code: true}, {Text: sub.Status},
+		t.Rows = append(t.Rows, []pages.Cell{{Text: sub.ID, Href: q.link("subscriptions", sub.ID), Code: true}, {Text: q.V("subscription", sub.Status)},
 			{Text: sub.Customer, Href: q.link("customers", sub.Customer)}, {Text: q.when(sub.CurrentPeriodEnd)}, {Text: q.when(sub.CreatedAt)}})
 	}
 	return &pages.Page{Title: q.T("Subscriptions"), Sections: []pages.Section{{Form: f}, {Table: t, Pager: q.pager(ids, more)}}}, nil
 }
 
 func (s *Server) dashDisputes(q *dashReq) (*pages.Page, error) {
-	status, f, bad := statusFilter(q, q.T("Disputes"), []string{domain.DisputeWarningNeedsResponse, domain.DisputeWarningUnderReview, domain.DisputeWarningClosed,
+	status, f, bad := statusFilter(q, q.T("Disputes"), "dispute", []string{domain.DisputeWarningNeedsResponse, domain.DisputeWarningUnderReview, domain.DisputeWarningClosed,
 		domain.DisputeNeedsResponse, domain.DisputeUnderReview, domain.DisputeWon, domain.DisputeLost})
 	if bad != nil {
 		return bad, nil
@@ -737,7 +740,7 @@ func (s *Server) dashDisputes(q *dashReq) (*pages.Page, error) {
 	ids := make([]string, len(list))
 	for i, d := range list {
 		ids[i] = d.ID
-		t.Rows = append(t.Rows, []pages.Cell{{Text: d.ID, Href: q.link("disputes", d.ID), Code: true}, {Text: q.money(d.Amount, d.Currency)}, {Text: d.Status},
+		t.Rows = append(t.Rows, []pages.Cell{{Text: d.ID, Href: q.link("disputes", d.ID), Code: true}, {Text: q.money(d.Amount, d.Currency)}, {Text: q.V("dispute", d.Status)},
 			{Text: d.Reason}, {Text: d.PaymentIntent, Href: q.link("payments", d.PaymentIntent)}, {Text: q.when(d.CreatedAt)}})
 	}
 	return &pages.Page{Title: q.T("Disputes"), Sections: []pages.Section{{Form: f}, {Table: t, Pager: q.pager(ids, more)}}}, nil
@@ -756,21 +759,21 @@ func (s *Server) dashObject(q *dashReq, kind, id string) (*pages.Page, error) {
 				view := *cs
 				view.ClientSecret = "[redacted]"
 				obj = view
-				p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Status"), Value: cs.Status}, {Label: q.T("Total"), Value: q.money(cs.TotalAmount, cs.Currency)},
+				p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Status"), Value: q.V("checkout", cs.Status)}, {Label: q.T("Total"), Value: q.money(cs.TotalAmount, cs.Currency)},
 					{Label: "payment_intent", Value: deref(cs.PaymentIntent), Href: q.link("payments", deref(cs.PaymentIntent))}}})
 			}
 		case "invoices":
 			var in *domain.Invoice
 			if in, err = tx.FindInvoiceByID(q.scope, id); err == nil {
 				obj = in
-				p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Status"), Value: in.Status}, {Label: q.T("Total"), Value: q.money(in.TotalAmount, in.Currency)},
+				p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Status"), Value: q.V("invoice", in.Status)}, {Label: q.T("Total"), Value: q.money(in.TotalAmount, in.Currency)},
 					{Label: q.T("Customer"), Value: in.Customer, Href: q.link("customers", in.Customer)}, {Label: q.T("Due date"), Value: q.when(in.DueDate)}}})
 			}
 		case "disputes":
 			var d *domain.Dispute
 			if d, err = tx.FindDisputeByID(q.scope, id); err == nil {
 				obj = d
-				p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Status"), Value: d.Status}, {Label: q.T("Amount"), Value: q.money(d.Amount, d.Currency)},
+				p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Status"), Value: q.V("dispute", d.Status)}, {Label: q.T("Amount"), Value: q.money(d.Amount, d.Currency)},
 					{Label: q.T("Reason"), Value: d.Reason}, {Label: "payment_intent", Value: d.PaymentIntent, Href: q.link("payments", d.PaymentIntent)},
 					{Label: "evidence due_by", Value: q.when(d.EvidenceDetails.DueBy)}}})
 			}
@@ -778,7 +781,7 @@ func (s *Server) dashObject(q *dashReq, kind, id string) (*pages.Page, error) {
 			var sub *domain.Subscription
 			if sub, err = tx.FindSubscriptionByID(q.scope, id); err == nil {
 				obj = sub
-				p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Status"), Value: sub.Status},
+				p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("Status"), Value: q.V("subscription", sub.Status)},
 					{Label: q.T("Customer"), Value: sub.Customer, Href: q.link("customers", sub.Customer)}, {Label: q.T("Current period end"), Value: q.when(sub.CurrentPeriodEnd)}}})
 			}
 		}

@@ -136,13 +136,19 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, tx *db.Tx,
 	return nil
 }
 
-func (s *Server) renderDash(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+// dashHeaders sets the no-store and security headers every dashboard answer carries,
+// redirects included.
+func dashHeaders(w http.ResponseWriter) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+}
+
+func (s *Server) renderDash(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	dashHeaders(w)
 	w.WriteHeader(status)
 	if err := c.Render(r.Context(), w); err != nil {
 		s.log.ErrorContext(r.Context(), "render dashboard", "err", err)
@@ -241,6 +247,7 @@ func (s *Server) handleDashSignin(w http.ResponseWriter, r *http.Request) {
 		s.renderDash(w, r, http.StatusUnauthorized, pages.DashSignin(page))
 		return
 	}
+	dashHeaders(w)
 	if user.TOTPEnabled {
 		http.Redirect(w, r, "/dashboard/signin/totp", http.StatusSeeOther)
 		return
@@ -269,6 +276,7 @@ func (s *Server) handleDashSigninLink(w http.ResponseWriter, r *http.Request, to
 		s.dashFail(w, r, err)
 		return
 	}
+	dashHeaders(w)
 	if user.TOTPEnabled {
 		http.Redirect(w, r, "/dashboard/signin/totp", http.StatusSeeOther)
 		return

@@ -128,7 +128,7 @@ func TestDashboardErrorsInPortuguese(t *testing.T) {
 	check("no e-mail", "/dashboard/test/settings/people", url.Values{"email": {""}, "role": {"admin"}}, http.StatusOK, "Falta o campo obrigatório email")
 	check("twice", "/dashboard/test/settings/people", url.Values{"email": {"dona@example.com"}, "role": {"admin"}}, http.StatusOK, "já pertence à organização")
 	users := e.usersOf(e.Org.ID)
-	check("last owner", "/dashboard/test/settings/people/"+users["dona@example.com"]+"/remove", nil, http.StatusConflict, "ao menos um owner")
+	check("last owner", "/dashboard/test/settings/people/"+users["dona@example.com"]+"/remove", nil, http.StatusConflict, "ao menos um proprietário")
 
 	// The sandbox clock.
 	body = check("bad advance", "/dashboard/test/settings/clock", url.Values{"advance": {"amanhã"}}, http.StatusOK, "O avanço deve ser uma duração")
@@ -164,4 +164,85 @@ func (e *testEnv) usersOf(orgID string) map[string]string {
 		e.t.Fatal(err)
 	}
 	return out
+}
+
+// apiValues are API values (statuses, roles, payment methods) a Portuguese page names in
+// Portuguese; the JSON view (<pre>), the ids (<code>) and the filters' option values stay API values.
+var apiValues = regexp.MustCompile(`\b(succeeded|requires_payment_method|requires_capture|canceled|enabled|disabled|owner|admin|developer|viewer|credit_card|pix|boleto|active|trialing|past_due|incomplete|draft|paid|open|void|uncollectible|failed)\b`)
+
+// visibleText drops what a Portuguese page legitimately shows as API text: the JSON view, code,
+// attributes (filter values, links) and the error message listing a filter's statuses.
+func visibleText(body string) string {
+	for _, re := range []*regexp.Regexp{regexp.MustCompile(`(?s)<pre.*?</pre>`), regexp.MustCompile(`(?s)<code.*?</code>`),
+		regexp.MustCompile(`(?s)<head.*?</head>`), regexp.MustCompile(`(?s)<[^>]*>`),
+		regexp.MustCompile(`[a-z_]+(\.[a-z_]+)+`)} { // event types stay API identifiers
+		body = re.ReplaceAllString(body, " ")
+	}
+	return body
+}
+
+// On Portuguese pages statuses, roles and payment methods read in Portuguese in lists, detail
+// pages, filters and the chart; English pages keep the API values.
+func TestDashboardValuesInPortuguese(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	card := e.payIntent(e.Test, 10000, map[string]any{"customer": cus, "payment_method_types": []string{"credit_card"}})
+	is.Equal(e.payConfirm(e.Test, card.Str("id"), map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")}).Str("status"), "succeeded")
+	waiting := e.payIntent(e.Test, 2000, map[string]any{"customer": cus})
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano Pro", 4990, map[string]any{"interval": "month"})
+	sub := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm})
+	inv := e.invCreate(map[string]any{"customer": cus, "lines": []any{map[string]any{"amount": 5000, "description": "Consultoria"}}})
+	epID, _ := e.createEndpoint(e.Test, "https://example.com/hooks", "*")
+	b := e.signedIn(e.Org.ID, "dona@example.com", domain.RoleOwner)
+	e.newUser(e.Org.ID, "dev@example.com", domain.RoleDeveloper)
+
+	pagesWant := map[string][]string{
+		"":                                  {"Cartão de crédito", "Pix", "Boleto"},
+		"/payments":                         {"Aprovado", "Aguardando pagamento", "Cartão de crédito"},
+		"/payments/" + card.Str("id"):       {"Aprovado", "Cartão de crédito"},
+		"/payments/" + waiting.Str("id"):    {"Aguardando pagamento"},
+		"/subscriptions":                    {"Ativa"},
+		"/subscriptions/" + sub.Str("id"):   {"Ativa"},
+		"/invoices":                         {"Rascunho"},
+		"/invoices/" + inv.Str("id"):        {"Rascunho"},
+		"/customers":                        nil,
+		"/customers/" + cus:                 {"Aprovado"},
+		"/settings":                         {"Proprietário", "Desenvolvedor"},
+		"/webhooks":                         {"Ativo"},
+		"/webhooks/" + epID:                 {"Ativo"},
+		"/account":                          {"Proprietário"},
+		"/checkout-sessions":                {"Aberta"},
+		"/payments?status=requires_capture": {"Aguardando captura"},
+		"/subscriptions?status=past_due":    {"Em atraso"},
+	}
+	for p, want := range pagesWant {
+		path := "/dashboard/test" + p
+		if p == "/account" {
+			path = "/dashboard/account"
+		}
+		st, body, _ := b.get(path)
+		is.Equal(st, http.StatusOK)
+		text := visibleText(body)
+		if m := apiValues.FindString(text); m != "" {
+			t.Errorf("%s shows the API value %q on a Portuguese page", p, m)
+		}
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s lacks %q", p, w)
+			}
+		}
+	}
+	// Filters keep the API value as the value sent.
+	_, body, _ := b.get("/dashboard/test/payments")
+	is.True(regexp.MustCompile(`<option value="succeeded"[^>]*>Aprovado</option>`).MatchString(body))
+
+	// English pages keep the API values.
+	b.post("/dashboard/account", url.Values{"action": {"language"}, "language": {"en"}})
+	_, body, _ = b.get("/dashboard/test/payments")
+	is.True(strings.Contains(visibleText(body), "succeeded"))
+	is.True(strings.Contains(visibleText(body), "credit_card"))
+	_, body, _ = b.get("/dashboard/test")
+	is.True(strings.Contains(body, "credit_card: R$ "))
 }

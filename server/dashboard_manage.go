@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +16,12 @@ import (
 	"troco/pages"
 	"troco/server/core"
 	"troco/server/domain"
+	"troco/server/pix"
 )
+
+// totpQRSize is the side in pixels of the two-factor set-up QR image (shown at 220 CSS pixels,
+// sharp on a 2x screen).
+const totpQRSize = 440
 
 // ---- webhooks (same operations as /v1/webhook-endpoints and /v1/events/{id}/redeliver) ----
 
@@ -38,7 +44,7 @@ func (s *Server) dashWebhooks(q *dashReq, formErr error) (*pages.Page, error) {
 	}
 	t := &pages.Table{TestID: "webhooks-table", Headers: []string{"ID", "URL", q.T("Status"), q.T("Events"), q.T("Description")}}
 	for _, ep := range list {
-		t.Rows = append(t.Rows, []pages.Cell{{Text: ep.ID, Href: q.link("webhooks", ep.ID), Code: true}, {Text: ep.URL}, {Text: ep.Status},
+		t.Rows = append(t.Rows, []pages.Cell{{Text: ep.ID, Href: q.link("webhooks", ep.ID), Code: true}, {Text: ep.URL}, {Text: q.V("webhook", ep.Status)},
 			{Text: strings.Join(ep.EnabledEvents, ", ")}, {Text: deref(ep.Description)}})
 	}
 	p.Sections = append(p.Sections, pages.Section{Table: t})
@@ -89,7 +95,7 @@ func (s *Server) dashWebhook(q *dashReq, id string, base *pages.Page) (*pages.Pa
 			return err
 		}
 		p.Title = ep.URL
-		p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: "ID", Value: ep.ID, Code: true}, {Label: q.T("Status"), Value: ep.Status},
+		p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: "ID", Value: ep.ID, Code: true}, {Label: q.T("Status"), Value: q.V("webhook", ep.Status)},
 			{Label: q.T("Events"), Value: strings.Join(ep.EnabledEvents, ", ")}, {Label: q.T("Description"), Value: deref(ep.Description)}, {Label: q.T("Created"), Value: q.when(ep.CreatedAt)}}})
 		if q.can(domain.RoleDeveloper) {
 			toggle := "disable"
@@ -122,7 +128,7 @@ func (s *Server) dashWebhook(q *dashReq, id string, base *pages.Page) (*pages.Pa
 			if d.Error != nil {
 				errText = " · " + *d.Error
 			}
-			t.Rows = append(t.Rows, []pages.Cell{{Text: q.when(d.CreatedAt)}, {Text: d.EventType + " (" + d.Event + ")", Href: q.link("events", d.Event)}, {Text: d.Status + errText},
+			t.Rows = append(t.Rows, []pages.Cell{{Text: q.when(d.CreatedAt)}, {Text: d.EventType + " (" + d.Event + ")", Href: q.link("events", d.Event)}, {Text: q.V("delivery", d.Status) + errText},
 				{Text: httpStatus}, {Text: fmt.Sprint(d.Attempt)}, {Text: fmt.Sprintf("%d ms", d.DurationMS)}, resend})
 		}
 		p.Sections = append(p.Sections, pages.Section{Title: q.T("Deliveries"), Table: t, Pager: q.pager(ids, more)})
@@ -479,7 +485,7 @@ func (s *Server) dashSettings(q *dashReq, notice, errMsg string) (*pages.Page, e
 		}
 	}
 	for _, u := range users {
-		row := []pages.Cell{{Text: u.Email}, {Text: u.Role}, {Text: q.when(u.CreatedAt)}}
+		row := []pages.Cell{{Text: u.Email}, {Text: q.V("role", u.Role)}, {Text: q.when(u.CreatedAt)}}
 		if q.can(domain.RoleAdmin) {
 			// The button is offered where the operation allows it (core.RemoveUser decides).
 			cell := pages.Cell{}
@@ -494,7 +500,7 @@ func (s *Server) dashSettings(q *dashReq, notice, errMsg string) (*pages.Page, e
 	p.Sections = append(p.Sections, pages.Section{Title: q.T("People"), Table: t})
 	if q.can(domain.RoleOwner) {
 		role := q.val("person-create-form", "role", "")
-		roles := []pages.Option{option(domain.RoleViewer, "viewer", role), option(domain.RoleDeveloper, "developer", role), option(domain.RoleAdmin, "admin", role), option(domain.RoleOwner, "owner", role)}
+		roles := []pages.Option{option(domain.RoleViewer, q.V("role", "viewer"), role), option(domain.RoleDeveloper, q.V("role", "developer"), role), option(domain.RoleAdmin, q.V("role", "admin"), role), option(domain.RoleOwner, q.V("role", "owner"), role)}
 		p.Sections = append(p.Sections, pages.Section{Title: q.T("Add a person"), Form: &pages.Form{Action: q.d.Base() + "/settings/people", TestID: "person-create-form", Submit: q.T("Add a person"),
 			Inputs: []pages.Input{{Name: "email", Label: q.T("E-mail"), Kind: "email", Required: true, Value: q.val("person-create-form", "email", "")}, {Name: "role", Label: q.T("Role"), Kind: "select", Options: roles}}}})
 		var audit []*domain.AuditEntry
@@ -654,7 +660,16 @@ func (s *Server) dashAccount(q *dashReq) {
 			}
 			err = s.db.Write(q.r.Context(), func(tx *db.Tx) error { return tx.SetUserTOTP(q.u.User.ID, s.cfg.Secrets.Seal(key.Secret()), false) })
 			q.u.User.TOTPSecret = "pending"
-			p.Sections = append(p.Sections, pages.Section{Title: q.T("Two-factor authentication"), Fields: []pages.Field{{Label: q.T("Secret"), Value: key.Secret(), Code: true}, {Label: "otpauth", Value: key.URL(), Code: true}}})
+			// The authenticator app scans the QR of the otpauth URL; the secret and the URL stay
+			// as text for entering by hand.
+			qr, qerr := pix.QRPNG(key.URL(), totpQRSize)
+			if qerr != nil {
+				err = qerr
+				break
+			}
+			p.Sections = append(p.Sections, pages.Section{Title: q.T("Two-factor authentication"), Fields: []pages.Field{
+				{Label: q.T("Secret"), Value: key.Secret(), Code: true},
+				{Label: "otpauth", Value: key.URL(), Code: true, Image: "data:image/png;base64," + base64.StdEncoding.EncodeToString(qr)}}})
 		case "totp-enable":
 			err = s.db.Write(q.r.Context(), func(tx *db.Tx) error {
 				u, err := tx.FindUserByID(q.u.User.ID)
@@ -697,7 +712,7 @@ func (s *Server) dashAccount(q *dashReq) {
 			p.Notice = q.T("Done.")
 		}
 	}
-	p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("E-mail"), Value: q.u.User.Email}, {Label: q.T("Role"), Value: q.u.User.Role}, {Label: q.T("Organization"), Value: q.u.Org.ID, Code: true}}},
+	p.Sections = append(p.Sections, pages.Section{Fields: []pages.Field{{Label: q.T("E-mail"), Value: q.u.User.Email}, {Label: q.T("Role"), Value: q.V("role", q.u.User.Role)}, {Label: q.T("Organization"), Value: q.u.Org.ID, Code: true}}},
 		pages.Section{Title: q.T("Set a password"), Form: &pages.Form{Action: "/dashboard/account", TestID: "password-form", Submit: q.T("Save"), SubmitTestID: "password-submit",
 			Inputs: []pages.Input{{Name: "action", Kind: "hidden", Value: "password"}, {Name: "password", Label: q.T("New password (at least 10 characters)"), Kind: "password", Required: true}}}},
 		pages.Section{Title: q.T("Language"), Form: &pages.Form{Action: "/dashboard/account", TestID: "language-form", Submit: q.T("Save"),

@@ -1,7 +1,11 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"html"
+	"image/png"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -14,6 +18,7 @@ import (
 
 	"troco/db"
 	"troco/server/domain"
+	"troco/server/pix"
 )
 
 var endpointIDRe = regexp.MustCompile(`/dashboard/test/webhooks/(we_[A-Za-z0-9]+)`)
@@ -99,7 +104,7 @@ func TestDashboardHomeChartListsAndPaging(t *testing.T) {
 	is.Equal(st, http.StatusOK)
 	is.True(strings.Contains(body, "<svg"))
 	is.True(strings.Contains(body, "R$ 300,00"))          // PIX: three payments of R$ 100,00
-	is.True(strings.Contains(body, "pix: R$ 300,00 (3)")) // the chart's text alternative
+	is.True(strings.Contains(body, "Pix: R$ 300,00 (3)")) // the chart's text alternative
 	is.True(!strings.Contains(body, "<script"))           // no JavaScript needed
 
 	// 30 customers: the list pages by cursor, 25 then 5.
@@ -169,6 +174,20 @@ func TestDashboardSettingsClockLanguageAndTOTP(t *testing.T) {
 	m := regexp.MustCompile(`<dt>Secret</dt><dd><code>([A-Z2-7]+)</code>`).FindStringSubmatch(body)
 	is.True(m != nil)
 	secret := m[1]
+	// The authenticator app scans a QR of the otpauth URL, made on the server as an inline PNG;
+	// the URL stays as text for entering by hand.
+	otpURL := html.UnescapeString(regexp.MustCompile(`<code>(otpauth://[^<]+)</code>`).FindStringSubmatch(body)[1])
+	is.True(strings.Contains(otpURL, "secret="+secret))
+	qm := regexp.MustCompile(`<img class="qr" src="data:image/png;base64,([A-Za-z0-9+/=]+)"`).FindStringSubmatch(body)
+	is.True(qm != nil)
+	qrPNG, err := base64.StdEncoding.DecodeString(qm[1])
+	is.NoErr(err)
+	want, err := pix.QRPNG(otpURL, 440) // 440 px, shown at 220 CSS px
+	is.NoErr(err)
+	is.True(bytes.Equal(qrPNG, want)) // the QR encodes exactly the otpauth URL shown
+	qrImg, err := png.Decode(bytes.NewReader(qrPNG))
+	is.NoErr(err)
+	is.Equal(qrImg.Bounds().Dx(), 440)
 	_, body, _ = owner.post("/dashboard/account", url.Values{"action": {"totp-enable"}, "code": {"000000"}})
 	is.True(strings.Contains(body, "the code is wrong"))
 	code, err := totp.GenerateCode(secret, time.Now())
@@ -267,7 +286,7 @@ func TestDashboardHomeChartCountsCardPayments(t *testing.T) {
 	b := e.signedIn(e.Org.ID, "viewer@example.com", domain.RoleViewer)
 	st, body, _ := b.get("/dashboard/test")
 	is.Equal(st, http.StatusOK)
-	alt := regexp.MustCompile(`credit_card: R\$ 100,00 \(1\); pix: R\$ 0,00 \(0\); boleto: R\$ 0,00 \(0\)`)
+	alt := regexp.MustCompile(`Cartão de crédito: R\$ 100,00 \(1\); Pix: R\$ 0,00 \(0\); Boleto: R\$ 0,00 \(0\)`)
 	is.True(alt.MatchString(body))                             // one bar per method, the card payment in it
 	is.True(!strings.Contains(body, "; card:"))                // no second, empty card bar
 	is.True(!strings.Contains(body, "card: R$ 0,00 (0); pix")) // nor first

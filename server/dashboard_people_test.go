@@ -65,7 +65,7 @@ func TestDashboardRemovePerson(t *testing.T) {
 	is.True(!strings.Contains(body, `data-testid="person-remove-`+ids["dona@example.com"]+`"`))
 	st, body, _ = admin.post("/dashboard/test/settings/people/"+ids["dona@example.com"]+"/remove", nil)
 	is.Equal(st, http.StatusConflict)
-	is.True(strings.Contains(dashError(body), "Só um owner pode remover um owner"))
+	is.True(strings.Contains(dashError(body), "Só um proprietário pode remover um proprietário"))
 	is.Equal(len(e.usersOf(e.Org.ID)), 5)
 
 	// The admin removes the developer: their open session ends at once.

@@ -112,6 +112,11 @@ func TestDashboardSigninLinkPasswordSignout(t *testing.T) {
 	is.Equal(h.Get("Location"), "/dashboard/account")
 	cookie := h.Get("Set-Cookie")
 	is.True(strings.Contains(cookie, "HttpOnly") && strings.Contains(cookie, "Secure") && strings.Contains(cookie, "SameSite=Lax"))
+	// The 303 that carries the session cookie is never cached and carries the security headers.
+	is.Equal(h.Get("Cache-Control"), "no-store")
+	is.Equal(h.Get("X-Frame-Options"), "DENY")
+	is.Equal(h.Get("Referrer-Policy"), "no-referrer") // the link's token never leaks on
+	is.True(strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'"))
 
 	// A second use of the link signs nobody in.
 	other := e.dashBrowser()

@@ -191,8 +191,16 @@ func TestUserRemoveCommand(t *testing.T) {
 		users, err := tx.ListUsers(org.ID)
 		is.Equal(len(users), 1)
 		list, _, _ := tx.ListAudit(org.ID, db.ListParams{Limit: 10})
+		is.Equal(len(list), 3)
 		is.Equal(list[0].Action, "user.removed")
 		is.Equal(list[0].UserEmail, "ops:rita")
+		// user create is audited too, as the command line's operator.
+		is.Equal(list[1].Action, "user.created")
+		is.Equal(list[1].ObjectID, dev.ID)
+		is.Equal(list[1].Detail, "dev@example.com (developer)")
+		is.Equal(list[2].Action, "user.created")
+		is.Equal(list[2].ObjectID, owner.ID)
+		is.True(strings.HasPrefix(list[2].UserEmail, "cli")) // cli:$USER, or cli without $USER
 		return err
 	}))
 }

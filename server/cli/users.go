@@ -52,16 +52,23 @@ func signinBase(ctx context.Context, d *db.DB, flag string) (string, error) {
 	return "https://localhost:8443", nil
 }
 
+// userCreate adds a person to an organization and prints a one-time sign-in link; the audit
+// trail names the operator (cli:$USER or --by).
 func userCreate(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "user create")
 	dbPath := fs.str("db", defaultDB, "SQLite file")
 	org := fs.String("org", "", "org_… the person belongs to (required)")
 	email := fs.String("email", "", "e-mail address (required)")
 	role := fs.String("role", "", "owner, admin, developer or viewer (required)")
+	by := fs.String("by", "", "who adds the person, for the audit trail (default: $USER)")
 	baseURL := userBaseURL(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if _, err := fs.parse(args); err != nil {
 		return err
+	}
+	who := *by
+	if who == "" {
+		who = cliOperator(env)
 	}
 	d, err := openAdmin(ctx, env, *dbPath)
 	if err != nil {
@@ -72,6 +79,11 @@ func userCreate(ctx context.Context, env Env, args []string) error {
 	var link *core.SigninLink
 	err = d.Write(ctx, func(tx *db.Tx) error {
 		if u, err = core.CreateUser(tx, core.UserInput{OrgID: *org, Email: *email, Role: *role}); err != nil {
+			return err
+		}
+		// The owners' audit trail shows people added from the command line as it shows those
+		// added on the dashboard, naming the operator.
+		if err = core.AuditCommandLine(tx, u.Organization, who, "user.created", u.ID, u.Email+" ("+u.Role+")"); err != nil {
 			return err
 		}
 		link, err = core.IssueSigninLink(tx, u.ID)
