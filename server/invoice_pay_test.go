@@ -1,11 +1,17 @@
 package server_test
 
 import (
+	"context"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
+
+	"troco/db"
+	"troco/server/domain"
 )
 
 // TestInvoicePayByPixAndBoletoThroughAPI: POST /v1/invoices/{id}/pay with payment_method_type pix
@@ -104,4 +110,52 @@ func TestLiveInvoicePayByPixThroughAPI(t *testing.T) {
 	is.Equal(kind, "cobv")
 	is.NoErr(e.PSP.Pay(txid, -1, true))
 	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Live, nil).Str("status"), "paid")
+}
+
+// TestLiveHostedInvoiceNoSecondPaymentWhileACardIsPending: a live card payment of an invoice that
+// Cielo leaves Pending may still be approved, so the hosted page refuses another payment (card or
+// PIX) until the acquirer decides; once it approves, the invoice is paid by that one charge.
+func TestLiveHostedInvoiceNoSecondPaymentWhileACardIsPending(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 2*time.Second)
+	id, hosted, _ := e.lateInvoice(e.Live)
+	u, err := url.Parse(hosted)
+	is.NoErr(err)
+	pay := func(form url.Values) *http.Response {
+		form.Set("s", u.Query().Get("s"))
+		res, err := noRedirect(e.Client).PostForm(e.URL()+u.Path+"/pay", form)
+		is.NoErr(err)
+		res.Body.Close()
+		return res
+	}
+	card := url.Values{"method": {"credit_card"}, "number": {liveApprove}, "exp_month": {"12"}, "exp_year": {"2035"}, "cvc": {"123"}, "holder_name": {"Ana Souza"}}
+	e.Cielo.PendNextSales(1)
+	res := pay(card)
+	is.Equal(res.StatusCode, http.StatusSeeOther)
+	inv := e.Do("GET", "/v1/invoices/"+id, e.Live, nil)
+	first := inv.Str("payment_intent")
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+first, e.Live, nil).Str("status"), "pending") // Cielo has not decided
+	charges := e.Cielo.ChargeCount()
+
+	for _, form := range []url.Values{card, {"method": {"pix"}}} {
+		res := pay(form)
+		is.Equal(res.StatusCode, http.StatusSeeOther)
+		is.True(strings.Contains(res.Header.Get("Location"), "e=resource_state_conflict")) // refused on the page
+	}
+	is.Equal(e.Cielo.ChargeCount(), charges)                                            // no second sale
+	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Live, nil).Str("payment_intent"), first) // the same attempt
+
+	var ref string
+	is.NoErr(e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		c, err := tx.FindChargeCall(domain.Scope{OrgID: e.Org.ID, Livemode: true}, e.Do("GET", "/v1/payment-intents/"+first, e.Live, nil).Str("latest_charge"), "authorize")
+		if err == nil {
+			ref = c.Reference
+		}
+		return err
+	}))
+	is.True(e.Cielo.Decide(ref, true))
+	e.reconcile(3 * time.Minute)
+	inv = e.Do("GET", "/v1/invoices/"+id, e.Live, nil)
+	is.Equal(inv.Str("status"), "paid")
+	is.Equal(inv.Str("payment_intent"), first)
 }

@@ -109,8 +109,18 @@ func (svc *Service) PayHosted(tx *db.Tx, a domain.Actor, id string, p HostedPayP
 				return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
 					Message: "A Pix Automático charge of this invoice is in progress with the payer's bank; wait for it to settle."}
 			}
+			// Any other payment still processing (a live card whose answer was lost, waiting for
+			// reconciliation) may yet succeed: a second payment now could pay the invoice twice.
+			return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
+				Message: "A payment of this invoice is in progress; wait for it to settle."}
 		}
 		if pi.Waiting() {
+			if slicesHas(pi.PaymentMethodTypes, domain.MethodCreditCard) {
+				// A card the acquirer left pending may still be approved: a second payment now
+				// could pay the invoice twice (PIX and boleto waiting for the payer are replaced).
+				return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
+					Message: "A card payment of this invoice is waiting for the card network's answer; wait for it to settle."}
+			}
 			if pi.Amount == inv.AmountRemaining && p.Method != domain.MethodCreditCard && slicesHas(pi.PaymentMethodTypes, p.Method) {
 				return inv, nil // the PIX or boleto already issued is still good
 			}
