@@ -98,35 +98,29 @@ func (svc *Service) PayHosted(tx *db.Tx, a domain.Actor, id string, p HostedPayP
 			if open {
 				return svc.confirmHosted(tx, a, inv, *inv, pi.ID, payments.ConfirmParams{Origin: p.Origin})
 			}
-		}
-		if pi.Status == domain.PIStatusProcessing {
-			// A live Pix Automático charge is at the PSP: paying another way could pay twice.
+			// Otherwise the payment may yet succeed (a live Pix Automático charge at the PSP, a
+			// live card whose answer was lost and awaits reconciliation): a second payment now
+			// could pay the invoice twice.
 			held, err := svc.Payments.PixAutoInFlight(tx, a.Scope, pi)
 			if err != nil {
 				return nil, err
 			}
 			if held {
-				return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
-					Message: "A Pix Automático charge of this invoice is in progress with the payer's bank; wait for it to settle."}
+				return nil, paymentInProgress("A Pix Automático charge of this invoice is in progress with the payer's bank; wait for it to settle.")
 			}
-			// Any other payment still processing (a live card whose answer was lost, waiting for
-			// reconciliation) may yet succeed: a second payment now could pay the invoice twice.
-			return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
-				Message: "A payment of this invoice is in progress; wait for it to settle."}
+			return nil, paymentInProgress("A payment of this invoice is in progress; wait for it to settle.")
 		}
 		if pi.Waiting() {
 			if slicesHas(pi.PaymentMethodTypes, domain.MethodCreditCard) {
 				// A card the acquirer left pending may still be approved: a second payment now
 				// could pay the invoice twice (PIX and boleto waiting for the payer are replaced).
-				return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
-					Message: "A card payment of this invoice is waiting for the card network's answer; wait for it to settle."}
+				return nil, paymentInProgress("A card payment of this invoice is waiting for the card network's answer; wait for it to settle.")
 			}
 			if pi.Amount == inv.AmountRemaining && p.Method != domain.MethodCreditCard && slicesHas(pi.PaymentMethodTypes, p.Method) {
 				return inv, nil // the PIX or boleto already issued is still good
 			}
 			if _, err := svc.Payments.CancelIfOpen(tx, a, pi.ID, "abandoned"); err != nil {
-				return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
-					Message: "A payment of this invoice is in progress; wait for it to settle."}
+				return nil, paymentInProgress("A payment of this invoice is in progress; wait for it to settle.")
 			}
 		}
 	}
@@ -251,4 +245,10 @@ func GetHosted(tx *db.Tx, id, secret string) (*domain.Invoice, domain.Scope, err
 	}
 	inv.ApplyLateCharges(tx.Now)
 	return inv, sc, nil
+}
+
+// paymentInProgress is the 409 of a hosted payment refused while another payment of the invoice
+// may still succeed.
+func paymentInProgress(msg string) *domain.Error {
+	return &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict, Message: msg}
 }
