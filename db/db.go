@@ -54,7 +54,9 @@ type DB struct {
 	onEvent        func(*domain.Event)
 	onWriteWait    func(time.Duration)
 	// stats are the writer's counters (WriterStats).
-	stats struct{ batches, txs, stmts, busyNs, commitNs atomic.Int64 }
+	stats struct{ batches, txs, stmts, busyNs, commitNs, syncs, syncNs atomic.Int64 }
+	// syncer fsyncs the WAL off the writer (SQLite file, synchronous FULL; walsync.go).
+	syncer *walSyncer
 }
 
 // WriterStats are cumulative counters of the single writer, for benchmarks and the load tool:
@@ -64,13 +66,16 @@ type WriterStats struct {
 	Txs        int64         // write transactions (Write calls) run
 	Statements int64         // statements run on the writer's connection, SAVEPOINT/RELEASE included
 	Busy       time.Duration // time the writer spent in BEGIN, the transactions and COMMIT
-	Commit     time.Duration // of which in COMMIT (WAL writes, fsync, checkpoints)
+	Commit     time.Duration // of which in COMMIT (WAL writes, checkpoints; the fsync too unless synced off the writer)
+	Syncs      int64         // fsyncs of the WAL made off the writer (each covers every commit before it)
+	Sync       time.Duration // time those fsyncs took (not the writer's)
 }
 
 // WriterStats returns the writer's counters since Open.
 func (d *DB) WriterStats() WriterStats {
 	return WriterStats{Batches: d.stats.batches.Load(), Txs: d.stats.txs.Load(), Statements: d.stats.stmts.Load(),
-		Busy: time.Duration(d.stats.busyNs.Load()), Commit: time.Duration(d.stats.commitNs.Load())}
+		Busy: time.Duration(d.stats.busyNs.Load()), Commit: time.Duration(d.stats.commitNs.Load()),
+		Syncs: d.stats.syncs.Load(), Sync: time.Duration(d.stats.syncNs.Load())}
 }
 
 type writeReq struct {
@@ -147,6 +152,18 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetConnMaxLifetime(0)
 	d := &DB{path: path, write: w, read: r, clock: opts.Clock, queue: make(chan *writeReq, 4096), done: make(chan struct{}),
 		wstmts: newStmtCache(w), rstmts: newStmtCache(r), onEvent: opts.OnEvent, onWriteWait: opts.OnWriteWait}
+	if path != ":memory:" && strings.EqualFold(opts.Synchronous, "FULL") {
+		// The writer's commits stop waiting for the disk; the syncer waits instead (walsync.go).
+		// The pool's one connection is never closed, so the setting lasts; were it replaced, the
+		// new connection would sync in COMMIT again, which is only slower.
+		if _, err := w.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+			w.Close()
+			r.Close()
+			return nil, fmt.Errorf("db: open %s: %w", path, err)
+		}
+		d.syncer = newWALSyncer(path)
+		go d.syncer.run(d)
+	}
 	go d.writer()
 	return d, nil
 }
@@ -236,6 +253,10 @@ func (d *DB) Write(ctx context.Context, fn func(*Tx) error) error {
 
 func (d *DB) writer() {
 	defer close(d.done)
+	if d.syncer != nil {
+		d.pipelinedWriter()
+		return
+	}
 	batch := make([]*writeReq, 0, maxBatch)
 	for first := range d.queue {
 		batch = append(batch[:0], first)
@@ -255,11 +276,91 @@ func (d *DB) writer() {
 	}
 }
 
-func (d *DB) commitBatch(batch []*writeReq) {
-	ctx := context.Background()
+// pipelinedWriter is the writer when the syncer makes commits durable (walsync.go). It keeps
+// one transaction open and runs each queued write in it as it arrives; it commits when the
+// syncer is free (no fsync under way) or the batch is full, so the writes that arrive during
+// one fsync share the next commit, and running them overlaps the disk's work.
+func (d *DB) pipelinedWriter() {
+	defer func() {
+		close(d.syncer.in)
+		<-d.syncer.done
+	}()
+	queue := d.queue
+	var b *openBatch
+	inFlight := false // a commit handed to the syncer is not answered yet
+	add := func(r *writeReq) {
+		if b == nil {
+			var err error
+			if b, err = d.beginBatch(); err != nil {
+				r.err <- err
+				return
+			}
+		}
+		d.runInBatch(b, r)
+	}
+	for {
+		if b == nil {
+			if queue == nil {
+				return
+			}
+			select {
+			case r, ok := <-queue:
+				if !ok {
+					queue = nil
+					continue
+				}
+				add(r)
+			case <-d.syncer.idle:
+				inFlight = false
+			}
+			continue
+		}
+	drain:
+		for queue != nil && len(b.reqs) < maxBatch {
+			select {
+			case r, ok := <-queue:
+				if !ok {
+					queue = nil
+					break drain
+				}
+				add(r)
+			default:
+				break drain
+			}
+		}
+		if inFlight && len(b.reqs) < maxBatch && queue != nil {
+			// The disk is busy with the previous commit: run what arrives meanwhile.
+			select {
+			case r, ok := <-queue:
+				if !ok {
+					queue = nil
+					continue
+				}
+				add(r)
+				continue
+			case <-d.syncer.idle:
+				inFlight = false
+			}
+		}
+		d.commitOpen(b)
+		b = nil
+		inFlight = true
+	}
+}
+
+// openBatch is a write transaction of the writer with the writes run in it so far.
+type openBatch struct {
+	sqlTx   *sql.Tx
+	st      *txStmts
+	reqs    []*writeReq
+	results []error
+	events  []*domain.Event
+	busy    time.Duration // time spent beginning it and running its writes
+}
+
+func (d *DB) beginBatch() (*openBatch, error) {
 	start := time.Now()
-	results := make([]error, len(batch))
-	sqlTx, err := d.write.BeginTx(ctx, nil)
+	sqlTx, err := d.write.BeginTx(context.Background(), nil)
 	if err == nil && d.pg {
 		// Serialize the writers of every replica (see postgres.go).
 		if _, err = sqlTx.Exec("SELECT pg_advisory_xact_lock(7463100001)"); err != nil {
@@ -267,58 +368,86 @@ func (d *DB) commitBatch(batch []*writeReq) {
 		}
 	}
 	if err != nil {
+		return nil, fmt.Errorf("db: begin: %w", err)
+	}
+	b := &openBatch{sqlTx: sqlTx}
+	if !d.pg {
+		b.st = &txStmts{cache: d.wstmts}
+	}
+	b.busy = time.Since(start)
+	return b, nil
+}
+
+// runInBatch runs r's function in its own savepoint of b.
+func (d *DB) runInBatch(b *openBatch, r *writeReq) {
+	start := time.Now()
+	if d.onWriteWait != nil {
+		d.onWriteWait(start.Sub(r.queued))
+	}
+	var err error
+	if err = r.ctx.Err(); err == nil {
+		tx := &Tx{q: b.sqlTx, st: b.st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}
+		if err = runSavepoint(tx, r.fn); err == nil {
+			b.events = append(b.events, tx.events...)
+		}
+	}
+	b.reqs = append(b.reqs, r)
+	b.results = append(b.results, err)
+	b.busy += time.Since(start)
+}
+
+// commitOpen commits b and answers its writes: at once, or through the syncer once the WAL is
+// on disk.
+func (d *DB) commitOpen(b *openBatch) {
+	commitStart := time.Now()
+	commitErr := b.sqlTx.Commit()
+	if commitErr != nil {
+		err := fmt.Errorf("db: commit: %w", commitErr)
+		for i := range b.results {
+			b.results[i] = err
+		}
+		b.events = nil
+	}
+	commit := time.Since(commitStart)
+	d.stats.batches.Add(1)
+	d.stats.txs.Add(int64(len(b.reqs)))
+	if b.st != nil { // PostgreSQL keeps no statement cache (pgx has its own)
+		d.stats.stmts.Add(int64(b.st.n) + 2) // + BEGIN and COMMIT
+	}
+	d.stats.busyNs.Add(int64(b.busy + commit))
+	d.stats.commitNs.Add(int64(commit))
+	if d.syncer != nil && commitErr == nil {
+		d.syncer.in <- syncItem{reqs: b.reqs, results: b.results, events: b.events}
+	} else {
+		if d.onEvent != nil {
+			for _, e := range b.events {
+				d.onEvent(e)
+			}
+		}
+		for i, r := range b.reqs {
+			r.err <- b.results[i]
+		}
+	}
+	// The writer's only connection is free again: prepare what this batch ran unprepared.
+	if b.st != nil {
+		d.wstmts.prepare(b.st.missed)
+	}
+}
+
+// commitBatch runs batch in one transaction and commits it.
+func (d *DB) commitBatch(batch []*writeReq) {
+	b, err := d.beginBatch()
+	if err != nil {
 		for _, r := range batch {
-			r.err <- fmt.Errorf("db: begin: %w", err)
+			r.err <- err
 		}
 		return
 	}
-	var st *txStmts
-	if !d.pg {
-		st = &txStmts{cache: d.wstmts}
+	b.reqs = make([]*writeReq, 0, len(batch))
+	for _, r := range batch {
+		d.runInBatch(b, r)
 	}
-	var events []*domain.Event
-	for i, r := range batch {
-		if d.onWriteWait != nil {
-			d.onWriteWait(time.Since(r.queued))
-		}
-		if err := r.ctx.Err(); err != nil {
-			results[i] = err
-			continue
-		}
-		tx := &Tx{q: sqlTx, st: st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}
-		results[i] = runSavepoint(tx, r.fn)
-		if results[i] == nil {
-			events = append(events, tx.events...)
-		}
-	}
-	commitStart := time.Now()
-	if err := sqlTx.Commit(); err != nil {
-		err = fmt.Errorf("db: commit: %w", err)
-		for i := range results {
-			results[i] = err
-		}
-		events = nil
-	}
-	end := time.Now()
-	d.stats.batches.Add(1)
-	d.stats.txs.Add(int64(len(batch)))
-	if st != nil { // PostgreSQL keeps no statement cache (pgx has its own)
-		d.stats.stmts.Add(int64(st.n) + 2) // + BEGIN and COMMIT
-	}
-	d.stats.busyNs.Add(int64(end.Sub(start)))
-	d.stats.commitNs.Add(int64(end.Sub(commitStart)))
-	if d.onEvent != nil {
-		for _, e := range events {
-			d.onEvent(e)
-		}
-	}
-	for i, r := range batch {
-		r.err <- results[i]
-	}
-	// The writer's only connection is free again: prepare what this batch ran unprepared.
-	if st != nil {
-		d.wstmts.prepare(st.missed)
-	}
+	d.commitOpen(b)
 }
 
 func runSavepoint(tx *Tx, fn func(*Tx) error) (err error) {

@@ -315,6 +315,10 @@ func (d *DB) Import(ctx context.Context, r io.Reader, replace bool) (ExportStats
 	if err := tx.Commit(); err != nil {
 		return st, fmt.Errorf("db: import: commit: %w", err)
 	}
+	// The writer's connection commits without an fsync when the syncer makes them (walsync.go).
+	if err := d.syncWAL(); err != nil {
+		return st, fmt.Errorf("db: import: %w", err)
+	}
 	return st, nil
 }
 

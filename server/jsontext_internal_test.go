@@ -34,7 +34,7 @@ func TestPlainJSONTextNeverPassesWhatTheWalkRefuses(t *testing.T) {
 		`{"a\/b":1,"a/b":2}`,
 	}
 	for _, b := range refused {
-		is.True(!plainJSONText([]byte(b)))      // never the fast path
+		is.True(!plainJSONText([]byte(b)))       // never the fast path
 		is.True(checkJSONText([]byte(b)) != nil) // and the walk refuses it
 	}
 	// Random objects with keys from a small set (so duplicates are frequent) and values that are
