@@ -664,7 +664,8 @@ func TestSubscriptionCheckoutIfRequired(t *testing.T) {
 
 // TestSubscriptionJobIsolatesFailure: a subscription the job cannot renew (here its next period
 // already has an invoice, which the database refuses to duplicate) is postponed and logged; the
-// others renew.
+// others renew. The three are made a second apart (as they may be on a loaded machine): the
+// clock travels to the end of the last one's period, so every period has ended.
 func TestSubscriptionJobIsolatesFailure(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
@@ -674,6 +675,7 @@ func TestSubscriptionJobIsolatesFailure(t *testing.T) {
 	var ids []string
 	for range 3 {
 		ids = append(ids, e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm}).Str("id"))
+		e.travel(e.Clock.Now().Add(time.Second))
 	}
 	broken := ids[1]
 	end := e.sub(broken).Time("current_period_end")
@@ -684,7 +686,9 @@ func TestSubscriptionJobIsolatesFailure(t *testing.T) {
 			PeriodStart: domain.At(end), Metadata: domain.Metadata{}, CreatedAt: now, UpdatedAt: now})
 	})
 	is.NoErr(err)
-	e.travel(end)
+	last := e.sub(ids[2]).Time("current_period_end")
+	is.True(last.After(end))
+	e.travel(last)
 	is.Equal(len(e.subInvoices(ids[0])), 2)
 	is.Equal(len(e.subInvoices(ids[2])), 2)
 	is.Equal(e.sub(broken).Time("current_period_end"), end) // not renewed, not lost: retried later
