@@ -32,7 +32,7 @@ func InvoicePDF(p *InvoicePage) ([]byte, error) {
 	}
 	pdf.SetFont("Helvetica", "B", 16)
 	pdf.CellFormat(content/2, 8, t(p.Org.Name), "", 0, "L", false, 0, "")
-	label, _ := p.Status()
+	label, _ := InvoiceStatus(p.Lang, p.Inv, p.Now)
 	pdf.CellFormat(content/2, 8, t(strings.ToUpper(p.IT("title"))+" "+Text(p.Inv.Number)), "", 1, "R", false, 0, "")
 	pdf.SetFont("Helvetica", "", 10)
 	if d := Doc(p.Org.Document); d != "" {

@@ -34,11 +34,6 @@ var invoiceMessages = map[string][2]string{
 	"billed_to":      {"Cobrada de", "Billed to"},
 	"due":            {"Vencimento", "Due"},
 	"period":         {"Período", "Period"},
-	"status_open":    {"Em aberto", "Open"},
-	"status_overdue": {"Vencida", "Overdue"},
-	"status_paid":    {"Paga", "Paid"},
-	"status_void":    {"Cancelada", "Void"},
-	"status_uncoll":  {"Em aberto", "Open"},
 	"paid_at":        {"Paga em", "Paid on"},
 	"description":    {"Descrição", "Description"},
 	"qty":            {"Qtd.", "Qty"},
@@ -138,20 +133,6 @@ func (p *InvoicePage) Day(t domain.Time) string {
 		return lt.Format("Jan 2, 2006")
 	}
 	return lt.Format("02/01/2006")
-}
-
-// Status is the status label; an open invoice past its due instant is overdue.
-func (p *InvoicePage) Status() (label, class string) {
-	switch p.Inv.Status {
-	case domain.InvoicePaid:
-		return p.IT("status_paid"), "paid"
-	case domain.InvoiceVoid:
-		return p.IT("status_void"), "void"
-	}
-	if !p.Inv.DueDate.IsZero() && p.Now.After(p.Inv.DueDate.Time) {
-		return p.IT("status_overdue"), "overdue"
-	}
-	return p.IT("status_open"), "open"
 }
 
 // Payable says whether the page offers payment.

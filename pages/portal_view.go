@@ -27,16 +27,6 @@ type Portal struct {
 	Now time.Time
 }
 
-// InvStatus is an invoice's status label: an open invoice past its due instant is overdue, as
-// on its hosted page.
-func (p *Portal) InvStatus(inv *domain.Invoice) string {
-	owed := inv.Status == domain.InvoiceOpen || inv.Status == domain.InvoiceUncollectible
-	if owed && !inv.DueDate.IsZero() && p.Now.After(inv.DueDate.Time) {
-		return p.PT("inv_overdue")
-	}
-	return p.PT("inv_" + inv.Status)
-}
-
 // InvLink is the label of an invoice's page link: view and pay while it is owed, view after.
 func (p *Portal) InvLink(inv *domain.Invoice) string {
 	if inv.Status == domain.InvoiceOpen || inv.Status == domain.InvoiceUncollectible {
@@ -46,44 +36,39 @@ func (p *Portal) InvLink(inv *domain.Invoice) string {
 }
 
 var portalMessages = map[string][2]string{
-	"title":             {"Sua conta", "Your account"},
-	"subscriptions":     {"Assinaturas", "Subscriptions"},
-	"invoices":          {"Faturas", "Invoices"},
-	"card":              {"Forma de pagamento", "Payment method"},
-	"no_card":           {"Nenhum cartão salvo.", "No saved card."},
-	"update_card":       {"Atualizar cartão", "Update card"},
-	"renews":            {"Renova em", "Renews on"},
-	"ends":              {"Termina em", "Ends on"},
-	"cancel":            {"Cancelar no fim do período", "Cancel at period end"},
-	"resume":            {"Manter assinatura", "Keep subscription"},
-	"view":              {"Ver / pagar", "View / pay"},
-	"view_only":         {"Ver", "View"},
-	"inv_overdue":       {"Vencida", "Overdue"},
-	"pdf":               {"PDF", "PDF"},
-	"back":              {"Voltar para", "Back to"},
-	"none":              {"Nada por aqui.", "Nothing here."},
-	"sandbox":           {"Modo de teste: nenhum dinheiro é movimentado.", "Test mode: no money moves."},
-	"st_active":         {"Ativa", "Active"},
-	"st_trialing":       {"Em teste", "Trial"},
-	"st_past_due":       {"Pagamento pendente", "Past due"},
-	"st_unpaid":         {"Não paga", "Unpaid"},
-	"st_canceled":       {"Cancelada", "Canceled"},
-	"st_paused":         {"Pausada", "Paused"},
-	"st_incomplete":     {"Incompleta", "Incomplete"},
-	"inv_paid":          {"Paga", "Paid"},
-	"inv_open":          {"Em aberto", "Open"},
-	"inv_void":          {"Cancelada", "Void"},
-	"inv_uncollectible": {"Em aberto", "Open"},
-	"card_saved":        {"Cartão atualizado.", "Card updated."},
-	"canceled_ok":       {"A assinatura termina no fim do período.", "The subscription ends at the end of the period."},
-	"resumed_ok":        {"A assinatura continua.", "The subscription continues."},
-	"expired":           {"Este link expirou ou já foi usado. Peça um novo link.", "This link expired or was already used. Ask for a new one."},
-	"card_number":       {"Número do cartão", "Card number"},
-	"card_exp_month":    {"Mês", "Month"},
-	"card_exp_year":     {"Ano", "Year"},
-	"card_cvc":          {"CVV", "CVC"},
-	"card_name":         {"Nome impresso no cartão", "Name on card"},
-	"lang_switch":       {"English", "Português"},
+	"title":          {"Sua conta", "Your account"},
+	"subscriptions":  {"Assinaturas", "Subscriptions"},
+	"invoices":       {"Faturas", "Invoices"},
+	"card":           {"Forma de pagamento", "Payment method"},
+	"no_card":        {"Nenhum cartão salvo.", "No saved card."},
+	"update_card":    {"Atualizar cartão", "Update card"},
+	"renews":         {"Renova em", "Renews on"},
+	"ends":           {"Termina em", "Ends on"},
+	"cancel":         {"Cancelar no fim do período", "Cancel at period end"},
+	"resume":         {"Manter assinatura", "Keep subscription"},
+	"view":           {"Ver / pagar", "View / pay"},
+	"view_only":      {"Ver", "View"},
+	"pdf":            {"PDF", "PDF"},
+	"back":           {"Voltar para", "Back to"},
+	"none":           {"Nada por aqui.", "Nothing here."},
+	"sandbox":        {"Modo de teste: nenhum dinheiro é movimentado.", "Test mode: no money moves."},
+	"st_active":      {"Ativa", "Active"},
+	"st_trialing":    {"Em teste", "Trial"},
+	"st_past_due":    {"Pagamento pendente", "Past due"},
+	"st_unpaid":      {"Não paga", "Unpaid"},
+	"st_canceled":    {"Cancelada", "Canceled"},
+	"st_paused":      {"Pausada", "Paused"},
+	"st_incomplete":  {"Incompleta", "Incomplete"},
+	"card_saved":     {"Cartão atualizado.", "Card updated."},
+	"canceled_ok":    {"A assinatura termina no fim do período.", "The subscription ends at the end of the period."},
+	"resumed_ok":     {"A assinatura continua.", "The subscription continues."},
+	"expired":        {"Este link expirou ou já foi usado. Peça um novo link.", "This link expired or was already used. Ask for a new one."},
+	"card_number":    {"Número do cartão", "Card number"},
+	"card_exp_month": {"Mês", "Month"},
+	"card_exp_year":  {"Ano", "Year"},
+	"card_cvc":       {"CVV", "CVC"},
+	"card_name":      {"Nome impresso no cartão", "Name on card"},
+	"lang_switch":    {"English", "Português"},
 }
 
 // PT is the text of a portal key.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,4 +123,23 @@ func TestCustomerPortalOverdueInvoice(t *testing.T) {
 	row = row[:strings.Index(row, "</tr>")]
 	is.True(strings.Contains(row, ">Ver<"))
 	is.True(!strings.Contains(row, "pagar"))
+	// One status rule and one badge for both pages: the portal's row shows the invoice's status
+	// exactly as the invoice's own hosted page does.
+	for _, sub := range []resp{owed, paid} {
+		inv := e.Do("GET", "/v1/invoices/"+sub.Str("latest_invoice"), e.Test, nil)
+		hosted := b.get(hostedPath(t, inv.Str("hosted_invoice_url")))
+		portalBadge := classOf(home, "portal-inv-status-"+inv.Str("id"))
+		is.True(strings.HasPrefix(portalBadge, "badge st-"))
+		is.Equal(portalBadge, classOf(hosted, "invoice-status"))
+		is.Equal(home.textOf("portal-inv-status-"+inv.Str("id")), hosted.textOf("invoice-status"))
+	}
+}
+
+// classOf returns the class attribute of the element with data-testid id ("" when none).
+func classOf(p page, id string) string {
+	m := regexp.MustCompile(`<[a-z]+ class="([^"]*)" data-testid="` + regexp.QuoteMeta(id) + `"`).FindStringSubmatch(p.Body)
+	if m == nil {
+		return ""
+	}
+	return m[1]
 }

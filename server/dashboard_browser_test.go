@@ -108,6 +108,23 @@ func TestBrowserDashboard(t *testing.T) {
 	is.Equal(again.ID, first.ID)
 	c.do("reload webhook", chromedp.Navigate(e.URL()+"/dashboard/test/webhooks/"+epID), chromedp.WaitVisible(tid("deliveries-table"), chromedp.ByQuery))
 	c.shootDashboard("webhook")
+	// Phone width: every destination of the navigation is on screen (it wraps, it never scrolls
+	// sideways), nor does any page (a long title such as a webhook's URL wraps). Measured against
+	// the screen: a mobile layout viewport grows to fit content that overflows.
+	c.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	for _, path := range []string{"", "/payments", "/settings", "/webhooks/" + epID, "/logs", "/api-keys"} {
+		var off []string
+		c.do("phone nav "+path, chromedp.Navigate(e.URL()+"/dashboard/test"+path), chromedp.WaitVisible("main", chromedp.ByQuery),
+			chromedp.Evaluate(`(() => { const w = screen.width, ul = document.querySelector("nav ul"), out = [];
+					if (document.documentElement.scrollWidth > w + 1) out.push("page " + document.documentElement.scrollWidth);
+					if (ul.scrollWidth > ul.clientWidth + 1) out.push("nav scrolls " + ul.scrollWidth);
+					for (const a of document.querySelectorAll("nav a")) { const r = a.getBoundingClientRect(); if (r.left < 0 || r.right > w + 1) out.push(a.textContent); }
+					if (/não encontrada/.test(document.querySelector("h1").textContent)) out.push("not found"); return out; })()`, &off))
+		if len(off) > 0 {
+			t.Errorf("%s at 390 px: off screen: %v", path, off)
+		}
+	}
+	c.do("restore viewport", chromedp.EmulateViewport(1280, 900))
 
 	// The request log lists the API calls; one entry shows its redacted bodies.
 	c.do("logs", chromedp.Navigate(e.URL()+"/dashboard/test/logs"), chromedp.WaitVisible(tid("request-log-table"), chromedp.ByQuery))
@@ -155,6 +172,7 @@ func TestBrowserDashboard(t *testing.T) {
 	c.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(e.URL()+"/dashboard/test/payments"), chromedp.WaitVisible(tid("payments-table"), chromedp.ByQuery),
 		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow))
 	is.True(!overflow)
+
 }
 
 // waitTrue evaluates js until it is true (through navigations), or fails after 15 s.

@@ -159,3 +159,58 @@ func TestLiveHostedInvoiceNoSecondPaymentWhileACardIsPending(t *testing.T) {
 	is.Equal(inv.Str("status"), "paid")
 	is.Equal(inv.Str("payment_intent"), first)
 }
+
+// TestLiveInvoiceNoSecondPaymentWhileACardAnswerIsLost: the one rule for starting another payment
+// of an invoice holds on both interfaces. A live card paid on the hosted page whose answer is lost
+// (the sale may have been made) leaves the intent processing; neither the page (card or PIX) nor
+// POST /v1/invoices/{id}/pay (PIX, or paid_out_of_band, which would pay the invoice twice) starts
+// another payment; the reconciliation then pays the invoice with that one charge.
+func TestLiveInvoiceNoSecondPaymentWhileACardAnswerIsLost(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnv(t, 300*time.Millisecond)
+	e.Cielo.HangFor = time.Second
+	e.Cielo.DropNextAnswers(1)
+	go func() {
+		for e.Cielo.ChargeCount() == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		e.Cielo.SetUnavailable(true)
+	}()
+	id, hosted, _ := e.lateInvoice(e.Live)
+	u, err := url.Parse(hosted)
+	is.NoErr(err)
+	pay := func(form url.Values) *http.Response {
+		form.Set("s", u.Query().Get("s"))
+		res, err := noRedirect(e.Client).PostForm(e.URL()+u.Path+"/pay", form)
+		is.NoErr(err)
+		res.Body.Close()
+		return res
+	}
+	card := url.Values{"method": {"credit_card"}, "number": {liveApprove}, "exp_month": {"12"}, "exp_year": {"2035"}, "cvc": {"123"}, "holder_name": {"Ana Souza"}}
+	is.Equal(pay(card).StatusCode, http.StatusSeeOther)
+	first := e.Do("GET", "/v1/invoices/"+id, e.Live, nil).Str("payment_intent")
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+first, e.Live, nil).Str("status"), "processing") // the outcome is unknown
+	is.Equal(e.Cielo.ChargeCount(), 1)
+
+	for _, form := range []url.Values{card, {"method": {"pix"}}} {
+		is.Equal(pay(form).StatusCode, http.StatusSeeOther)
+	}
+	oob := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Live, map[string]any{"paid_out_of_band": true})
+	is.Equal(oob.Status, 409) // the card may have paid it
+	is.Equal(oob.ErrCode(), "resource_state_conflict")
+	pix := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Live, map[string]any{"payment_method_type": "pix"})
+	is.Equal(pix.Str("payment_intent"), first) // no PIX started beside the card
+	inv := e.Do("GET", "/v1/invoices/"+id, e.Live, nil)
+	is.Equal(inv.Str("status"), "open")
+	is.Equal(inv.Str("payment_intent"), first)
+	is.Equal(e.Cielo.ChargeCount(), 1) // no second sale
+	is.Equal(e.PSP.CobCount(), 0)      // no PIX at the PSP
+
+	e.Cielo.SetUnavailable(false)
+	e.reconcile(3 * time.Minute)
+	inv = e.Do("GET", "/v1/invoices/"+id, e.Live, nil)
+	is.Equal(inv.Str("status"), "paid")
+	is.Equal(inv.Str("payment_intent"), first)
+	is.Equal(inv.Body["paid_out_of_band"], false)
+	is.Equal(e.Cielo.ChargeCount(), 1)
+}

@@ -67,7 +67,8 @@ func unverifiedIssuer(raw string) string {
 
 // authenticateOIDC verifies a token of the configured external issuer: signature against the
 // issuer's JWKS, iss, aud (--oidc-audience), exp; the organization from the org claim (or the one
-// named by --oidc-org-claim), the scopes from scope, the environment from livemode (test when
+// named by --oidc-org-claim), the scopes from scope (a token claiming platform_admin is refused:
+// that scope is never granted by an external issuer), the environment from livemode (test when
 // absent).
 func (s *Server) authenticateOIDC(ctx context.Context, raw, need, requestID, orgHeader string) (*authInfo, error) {
 	v, err := s.oidcVerifier(ctx)
@@ -105,6 +106,11 @@ func (s *Server) authenticateOIDC(ctx context.Context, raw, need, requestID, org
 	}
 	key := &domain.APIKey{ID: "oidc:" + tok.Subject, Organization: org, Livemode: c.Livemode, Scopes: strings.Fields(c.Scope)}
 	info := &authInfo{Key: key, Actor: domain.Actor{Scope: domain.Scope{OrgID: org, Livemode: c.Livemode}, KeyID: key.ID, RequestID: requestID}}
+	if key.Platform() {
+		// A platform acts on its connected organizations only with its platform_admin API key:
+		// a scope an outside issuer asserts cannot grant that.
+		return info, domain.Forbidden("The " + domain.ScopePlatformAdmin + " scope cannot be granted by an external identity provider; a platform acts with its platform_admin API key, through /v1 with the Organization header.")
+	}
 	if !key.Allows(need) {
 		return info, domain.Forbidden("This token does not have the " + need + " scope required for this request.")
 	}

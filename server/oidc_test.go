@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,4 +113,14 @@ func TestAPIV1OIDCIssuer(t *testing.T) {
 	is.Equal(h.Status, 403)
 	is.Equal(h.ErrCode(), "permission_denied")
 	is.Equal(e.Do("GET", "/api/v1/products", good, nil, "Organization", e.Org.ID).Status, 200) // its own is fine
+	// platform_admin is never granted by an external issuer: refused at the door, saying so.
+	for _, scope := range []string{"platform_admin", "read write platform_admin"} {
+		tok := li.token(t, li.key, li.srv.URL, "troco-api", hour, map[string]any{"org": e.Org.ID, "scope": scope})
+		for _, path := range []string{"/api/v1/products", "/api/v1/customers"} {
+			r := e.Do("GET", path, tok, nil)
+			is.Equal(r.Status, 403)
+			is.Equal(r.ErrCode(), "permission_denied")
+			is.True(strings.Contains(r.ErrMessage(), "platform_admin scope cannot be granted by an external identity provider"))
+		}
+	}
 }

@@ -487,16 +487,16 @@ func TestSubscriptionBadInput(t *testing.T) {
 	}{
 		{"no customer", map[string]any{"items": item(monthly), "default_payment_method": pm}, 400, "customer"},
 		{"another org's customer", map[string]any{"customer": oCus, "items": item(monthly)}, 404, "customer"},
-		{"another org's price", map[string]any{"customer": cus, "items": item(oPrice), "default_payment_method": pm}, 404, "items[0].price"},
+		{"another org's price", map[string]any{"customer": cus, "items": item(oPrice), "default_payment_method": pm}, 404, "items[0][price]"},
 		{"another org's card", map[string]any{"customer": cus, "items": item(monthly), "default_payment_method": oPM}, 404, "default_payment_method"},
-		{"one-time price", map[string]any{"customer": cus, "items": item(oneTime), "default_payment_method": pm}, 400, "items[0].price"},
-		{"mixed intervals", map[string]any{"customer": cus, "items": []any{map[string]any{"price": monthly}, map[string]any{"price": yearly}}, "default_payment_method": pm}, 400, "items[1].price"},
+		{"one-time price", map[string]any{"customer": cus, "items": item(oneTime), "default_payment_method": pm}, 400, "items[0][price]"},
+		{"mixed intervals", map[string]any{"customer": cus, "items": []any{map[string]any{"price": monthly}, map[string]any{"price": yearly}}, "default_payment_method": pm}, 400, "items[1][price]"},
 		{"past trial_end", map[string]any{"customer": cus, "items": item(monthly), "default_payment_method": pm, "trial_end": e.Clock.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}, 400, "trial_end"},
 		{"trial both ways", map[string]any{"customer": cus, "items": item(monthly), "trial_end": e.Clock.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339), "trial_period_days": 3}, 400, "trial_end"},
 		{"detached card", map[string]any{"customer": cus, "items": item(monthly), "default_payment_method": detached}, 400, "default_payment_method"},
 		{"no card", map[string]any{"customer": cus, "items": item(monthly)}, 400, "default_payment_method"},
 		{"no items", map[string]any{"customer": cus, "default_payment_method": pm}, 400, "items"},
-		{"quantity zero", map[string]any{"customer": cus, "items": []any{map[string]any{"price": monthly, "quantity": 0}}, "default_payment_method": pm}, 400, "items[0].quantity"},
+		{"quantity zero", map[string]any{"customer": cus, "items": []any{map[string]any{"price": monthly, "quantity": 0}}, "default_payment_method": pm}, 400, "items[0][quantity]"},
 		{"send_invoice without days", map[string]any{"customer": cus, "items": item(monthly), "collection_method": "send_invoice"}, 400, "days_until_due"},
 		{"fine on a card", map[string]any{"customer": cus, "items": item(monthly), "default_payment_method": pm, "fine_rate": 100}, 400, "fine_rate"},
 		{"fine above 2%", map[string]any{"customer": cus, "items": item(monthly), "collection_method": "send_invoice", "days_until_due": 3, "fine_rate": 201}, 400, "fine_rate"},
@@ -521,7 +521,10 @@ func TestSubscriptionBadInput(t *testing.T) {
 	// Updating with the wrong interval or another org's card.
 	is.Equal(e.Do("POST", "/v1/subscriptions/"+id, e.Test, map[string]any{"items": []any{map[string]any{"price": yearly}}}).ErrParam(), "items")
 	is.Equal(e.Do("POST", "/v1/subscriptions/"+id, e.Test, map[string]any{"default_payment_method": oPM}).Status, 404)
-	is.Equal(e.Do("POST", "/v1/subscriptions/"+id, e.Test, map[string]any{"pause_collection": map[string]any{"behavior": "sleep"}}).ErrParam(), "pause_collection.behavior")
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+id, e.Test, map[string]any{"pause_collection": map[string]any{"behavior": "sleep"}}).ErrParam(), "pause_collection[behavior]")
+	// Parameters are named in Stripe's bracket style everywhere, as checkout's line_items[1][price].
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+id, e.Test, map[string]any{"items": []any{map[string]any{"id": "si_nope"}}}).ErrParam(), "items[0][id]")
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+id, e.Test, map[string]any{"items": []any{map[string]any{"price": monthly}, map[string]any{"price": monthly, "quantity": 0}}}).ErrParam(), "items[1][quantity]")
 	is.Equal(e.sub(id).Str("status"), "active")
 }
 
@@ -664,7 +667,8 @@ func TestSubscriptionCheckoutIfRequired(t *testing.T) {
 
 // TestSubscriptionJobIsolatesFailure: a subscription the job cannot renew (here its next period
 // already has an invoice, which the database refuses to duplicate) is postponed and logged; the
-// others renew.
+// others renew. The three are made a second apart (as they may be on a loaded machine): the
+// clock travels to the end of the last one's period, so every period has ended.
 func TestSubscriptionJobIsolatesFailure(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
@@ -674,6 +678,7 @@ func TestSubscriptionJobIsolatesFailure(t *testing.T) {
 	var ids []string
 	for range 3 {
 		ids = append(ids, e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm}).Str("id"))
+		e.travel(e.Clock.Now().Add(time.Second))
 	}
 	broken := ids[1]
 	end := e.sub(broken).Time("current_period_end")
@@ -684,7 +689,9 @@ func TestSubscriptionJobIsolatesFailure(t *testing.T) {
 			PeriodStart: domain.At(end), Metadata: domain.Metadata{}, CreatedAt: now, UpdatedAt: now})
 	})
 	is.NoErr(err)
-	e.travel(end)
+	last := e.sub(ids[2]).Time("current_period_end")
+	is.True(last.After(end))
+	e.travel(last)
 	is.Equal(len(e.subInvoices(ids[0])), 2)
 	is.Equal(len(e.subInvoices(ids[2])), 2)
 	is.Equal(e.sub(broken).Time("current_period_end"), end) // not renewed, not lost: retried later

@@ -125,7 +125,7 @@ func resolveItems(tx *db.Tx, s domain.Scope, params []ItemParams) ([]domain.Subs
 	}
 	var out []domain.SubscriptionItem
 	for i, p := range params {
-		param := fmt.Sprintf("items[%d].price", i)
+		param := fmt.Sprintf("items[%d][price]", i)
 		if p.Price == nil || *p.Price == "" {
 			return nil, domain.Missing(param)
 		}
@@ -147,7 +147,7 @@ func resolveItems(tx *db.Tx, s domain.Scope, params []ItemParams) ([]domain.Subs
 			q = *p.Quantity
 		}
 		if q < 1 || q > MaxQuantity {
-			return nil, domain.Invalid(fmt.Sprintf("items[%d].quantity", i), "quantity must be between 1 and %d; got %d.", MaxQuantity, q)
+			return nil, domain.Invalid(fmt.Sprintf("items[%d][quantity]", i), "quantity must be between 1 and %d; got %d.", MaxQuantity, q)
 		}
 		if len(out) > 0 {
 			first := out[0].Price

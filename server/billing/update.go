@@ -164,19 +164,19 @@ func (svc *Service) Update(tx *db.Tx, a domain.Actor, id string, p UpdateParams)
 
 func pauseOf(now time.Time, p PauseParams) (*domain.PauseCollection, error) {
 	if p.Behavior == nil {
-		return nil, domain.Missing("pause_collection.behavior")
+		return nil, domain.Missing("pause_collection[behavior]")
 	}
 	if !slices.Contains(pauseBehaviors, *p.Behavior) {
-		return nil, domain.Invalid("pause_collection.behavior", "pause_collection.behavior must be keep_as_draft, mark_uncollectible or void; got %q.", *p.Behavior)
+		return nil, domain.Invalid("pause_collection[behavior]", "pause_collection[behavior] must be keep_as_draft, mark_uncollectible or void; got %q.", *p.Behavior)
 	}
 	pc := &domain.PauseCollection{Behavior: *p.Behavior}
 	if p.ResumesAt != nil {
-		t, err := domain.ParseDueDate("pause_collection.resumes_at", *p.ResumesAt)
+		t, err := domain.ParseDueDate("pause_collection[resumes_at]", *p.ResumesAt)
 		if err != nil {
 			return nil, err
 		}
 		if !t.After(now) {
-			return nil, domain.Invalid("pause_collection.resumes_at", "pause_collection.resumes_at must be in the future.")
+			return nil, domain.Invalid("pause_collection[resumes_at]", "pause_collection[resumes_at] must be in the future.")
 		}
 		pc.ResumesAt = domain.At(t)
 	}
@@ -190,7 +190,7 @@ func (svc *Service) changeItems(tx *db.Tx, s domain.Scope, sub *domain.Subscript
 	for i, p := range params {
 		if p.ID == nil {
 			if p.Deleted != nil && *p.Deleted {
-				return nil, domain.Missing(fmt.Sprintf("items[%d].id", i))
+				return nil, domain.Missing(fmt.Sprintf("items[%d][id]", i))
 			}
 			added, err := resolveItems(tx, s, []ItemParams{p})
 			if err != nil {
@@ -201,7 +201,7 @@ func (svc *Service) changeItems(tx *db.Tx, s domain.Scope, sub *domain.Subscript
 		}
 		k := slices.IndexFunc(items, func(it domain.SubscriptionItem) bool { return it.ID == *p.ID })
 		if k < 0 {
-			return nil, domain.NotFound(fmt.Sprintf("items[%d].id", i), "subscription item", *p.ID)
+			return nil, domain.NotFound(fmt.Sprintf("items[%d][id]", i), "subscription item", *p.ID)
 		}
 		if p.Deleted != nil && *p.Deleted {
 			items = slices.Delete(items, k, k+1)
@@ -221,7 +221,7 @@ func (svc *Service) changeItems(tx *db.Tx, s domain.Scope, sub *domain.Subscript
 		}
 		if p.Quantity != nil {
 			if *p.Quantity < 1 || *p.Quantity > MaxQuantity {
-				return nil, domain.Invalid(fmt.Sprintf("items[%d].quantity", i), "quantity must be between 1 and %d; got %d.", MaxQuantity, *p.Quantity)
+				return nil, domain.Invalid(fmt.Sprintf("items[%d][quantity]", i), "quantity must be between 1 and %d; got %d.", MaxQuantity, *p.Quantity)
 			}
 			it.Quantity = *p.Quantity
 		}

@@ -127,7 +127,7 @@ func EmailForEvent(typ string, obj any, changed map[string]any) (EmailTrigger, b
 		}
 	case *Invoice:
 		switch typ {
-		case "invoice.finalized", "invoice.sent":
+		case "invoice.finalized":
 			if o.CollectionMethod == "send_invoice" {
 				return EmailTrigger{EmailInvoice, o.ID}, true
 			}
@@ -146,7 +146,7 @@ func EmailForEvent(typ string, obj any, changed map[string]any) (EmailTrigger, b
 			return EmailTrigger{EmailInvoiceOverdue, o.ID}, true
 		}
 	case *Subscription:
-		if typ == "customer.subscription.deleted" || typ == "subscription.deleted" {
+		if typ == "customer.subscription.deleted" {
 			return EmailTrigger{EmailSubscriptionCanceled, o.ID}, true
 		}
 	}

@@ -3,7 +3,6 @@ package invoices
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"troco/db"
 	"troco/server/core"
@@ -108,8 +107,16 @@ func (svc *Service) Pay(tx *db.Tx, a domain.Actor, id string, p PayParams) (*dom
 	var pm *domain.PaymentMethod
 	var pi *domain.PaymentIntent
 	if inv.AmountDue > 0 {
-		if pi, err = svc.reusableIntent(tx, a, inv); err != nil {
+		method := domain.MethodCreditCard
+		if outOfBand {
+			method = ""
+		}
+		next, err := svc.nextAttempt(tx, a, inv, method, false)
+		if err != nil {
 			return nil, err
+		}
+		if pi = next.Reapply; pi == nil {
+			pi = next.Reuse
 		}
 		if !outOfBand {
 			if pm, err = paymentMethodFor(tx, a.Scope, inv, p.PaymentMethod); err != nil {
@@ -132,8 +139,8 @@ func (svc *Service) Pay(tx *db.Tx, a domain.Actor, id string, p PayParams) (*dom
 		}
 	}
 	if outOfBand {
-		if pi != nil {
-			if _, err := svc.Payments.CancelIfOpen(tx, a, pi.ID, "automatic"); err != nil {
+		if inv.PaymentIntent != nil { // one nextAttempt let through: declined, or waiting for nobody
+			if _, err := svc.Payments.CancelIfOpen(tx, a, *inv.PaymentIntent, "automatic"); err != nil {
 				return nil, err
 			}
 		}
@@ -234,34 +241,6 @@ func (svc *Service) payAsync(tx *db.Tx, a domain.Actor, inv *domain.Invoice, p P
 		return inv, markPaid(tx, a, inv, nil)
 	}
 	return svc.PayHosted(tx, a, inv.ID, HostedPayParams{Method: method, Origin: p.Origin})
-}
-
-// reusableIntent returns the invoice's payment intent when the next attempt can use it (an
-// earlier attempt was declined), nil when a new one is needed, and a 409 while a payment is in
-// progress.
-func (svc *Service) reusableIntent(tx *db.Tx, a domain.Actor, inv *domain.Invoice) (*domain.PaymentIntent, error) {
-	if inv.PaymentIntent == nil {
-		return nil, nil
-	}
-	pi, err := svc.Payments.GetIntent(tx, a.Scope, *inv.PaymentIntent)
-	if err != nil {
-		return nil, err
-	}
-	switch pi.Status {
-	case domain.PIStatusRequiresPaymentMethod, domain.PIStatusRequiresConfirmation:
-		if pi.Amount != inv.AmountRemaining {
-			return nil, nil
-		}
-		return pi, nil
-	case domain.PIStatusCanceled:
-		return nil, nil
-	case domain.PIStatusProcessing:
-		if open, err := svc.Payments.HasOpenCall(tx, a.Scope, pi.ID); err != nil || open {
-			return pi, err // a live attempt whose answer is applied (or awaited) by confirming again
-		}
-	}
-	return nil, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict,
-		Message: fmt.Sprintf("A payment of this invoice is in progress (payment intent %s is %s); wait for it to settle.", pi.ID, pi.Status)}
 }
 
 // paymentMethodFor resolves the card to charge: the one named (a saved card of the invoice's

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -83,47 +82,18 @@ func (svc *Service) PayHosted(tx *db.Tx, a domain.Actor, id string, p HostedPayP
 	if p.Method == domain.MethodCreditCard && p.Card == nil {
 		return nil, domain.Missing("card")
 	}
-	if inv.PaymentIntent != nil {
-		pi, err := svc.Payments.GetIntent(tx, a.Scope, *inv.PaymentIntent)
-		if err != nil {
-			return nil, err
-		}
-		if pi.Status == domain.PIStatusProcessing {
-			// A live processor call reserved by an earlier run of this request has been made:
-			// confirming again applies its answer (the PSP's BR Code, or the card's outcome).
-			open, err := svc.Payments.HasOpenCall(tx, a.Scope, pi.ID)
-			if err != nil {
-				return nil, err
-			}
-			if open {
-				return svc.confirmHosted(tx, a, inv, *inv, pi.ID, payments.ConfirmParams{Origin: p.Origin})
-			}
-			// Otherwise the payment may yet succeed (a live Pix Automático charge at the PSP, a
-			// live card whose answer was lost and awaits reconciliation): a second payment now
-			// could pay the invoice twice.
-			held, err := svc.Payments.PixAutoInFlight(tx, a.Scope, pi)
-			if err != nil {
-				return nil, err
-			}
-			if held {
-				return nil, paymentInProgress("A Pix Automático charge of this invoice is in progress with the payer's bank; wait for it to settle.")
-			}
-			return nil, paymentInProgress("A payment of this invoice is in progress; wait for it to settle.")
-		}
-		if pi.Waiting() {
-			if slicesHas(pi.PaymentMethodTypes, domain.MethodCreditCard) {
-				// A card the acquirer left pending may still be approved: a second payment now
-				// could pay the invoice twice (PIX and boleto waiting for the payer are replaced).
-				return nil, paymentInProgress("A card payment of this invoice is waiting for the card network's answer; wait for it to settle.")
-			}
-			if pi.Amount == inv.AmountRemaining && p.Method != domain.MethodCreditCard && slicesHas(pi.PaymentMethodTypes, p.Method) {
-				return inv, nil // the PIX or boleto already issued is still good
-			}
-			if _, err := svc.Payments.CancelIfOpen(tx, a, pi.ID, "abandoned"); err != nil {
-				return nil, paymentInProgress("A payment of this invoice is in progress; wait for it to settle.")
-			}
-		}
+	next, err := svc.nextAttempt(tx, a, inv, p.Method, true)
+	if err != nil {
+		return nil, err
 	}
+	switch {
+	case next.Reapply != nil:
+		return svc.confirmHosted(tx, a, inv, *inv, next.Reapply.ID, payments.ConfirmParams{Origin: p.Origin})
+	case next.Keep != nil:
+		return inv, nil
+	}
+	// A declined attempt's intent (next.Reuse) is left as it is: the customer's new card or
+	// PIX is a new, on-session payment.
 	cus, err := tx.FindCustomerByID(a.Scope, inv.Customer)
 	if err != nil {
 		return nil, err
@@ -245,10 +215,4 @@ func GetHosted(tx *db.Tx, id, secret string) (*domain.Invoice, domain.Scope, err
 	}
 	inv.ApplyLateCharges(tx.Now)
 	return inv, sc, nil
-}
-
-// paymentInProgress is the 409 of a hosted payment refused while another payment of the invoice
-// may still succeed.
-func paymentInProgress(msg string) *domain.Error {
-	return &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict, Message: msg}
 }
