@@ -254,7 +254,7 @@ type RequestLogRow struct {
 
 // PrepareRequestLog packs l's bodies for InsertRequestLogRow.
 func PrepareRequestLog(s domain.Scope, l *domain.RequestLog) RequestLogRow {
-	return RequestLogRow{scope: s, entry: l, req: packText(l.RequestBody), resp: packText(l.ResponseBody)}
+	return RequestLogRow{scope: s, entry: l, req: packSmallText(l.RequestBody), resp: packSmallText(l.ResponseBody)}
 }
 
 // InsertRequestLogRow records one prepared request log entry.
@@ -263,7 +263,7 @@ func (tx *Tx) InsertRequestLogRow(r RequestLogRow) error {
 	l.CreatedAt = domain.At(tx.Now)
 	_, err := tx.exec(`INSERT INTO request_logs (id, org_id, livemode, method, path, status, key_id, duration_us, object_id, request_body, response_body, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		l.ID, s.OrgID, boolInt(s.Livemode), l.Method, l.Path, l.Status, l.KeyID, l.DurationUS, l.ObjectID, tx.textDoc(r.req, l.RequestBody), tx.textDoc(r.resp, l.ResponseBody), tx.now())
+		l.ID, s.OrgID, boolInt(s.Livemode), l.Method, elide(l.Path, l.ObjectID), l.Status, l.KeyID, l.DurationUS, l.ObjectID, tx.textDoc(r.req, l.RequestBody), tx.textDoc(r.resp, l.ResponseBody), tx.now())
 	return translate(err, "insert request log")
 }
 
@@ -276,6 +276,7 @@ func scanRequestLog(s scanner) (*domain.RequestLog, error) {
 	if err := s.Scan(&l.ID, &live, &l.Method, &l.Path, &l.Status, &l.KeyID, &l.DurationUS, &l.ObjectID, &l.RequestBody, &l.ResponseBody, &created); err != nil {
 		return nil, err
 	}
+	l.Path = unelide(l.Path, l.ObjectID)
 	var err error
 	if l.RequestBody, err = unpackText(l.RequestBody); err != nil {
 		return nil, err

@@ -161,4 +161,21 @@ func TestPaymentStorage(t *testing.T) {
 		t.Logf("%-40s %14.0f %14.0f", name, float64(plain[name])/float64(n), float64(keyed[name])/float64(n))
 	}
 	t.Logf("%-40s %14.0f %14.0f   bytes per payment (create + confirm, %d payments each)", "total", float64(tp)/float64(n), float64(tk)/float64(n), n)
+	if keep := os.Getenv("TROCO_STORAGE_KEEP"); keep != "" {
+		w, _ := e.db.Pools()
+		rows, err := w.Query("SELECT name, SUM(pgsize), SUM(unused), SUM(payload), SUM(ncell) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 25")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name string
+			var a, b, c, d int64
+			rows.Scan(&name, &a, &b, &c, &d)
+			t.Logf("%-40s size %9d unused %9d payload %9d cells %d", name, a, b, c, d)
+		}
+		rows.Close()
+		if _, err := w.Exec("VACUUM INTO ?", keep); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
