@@ -387,6 +387,10 @@ func TestMetricsMoveWithPaymentsAndDeliveries(t *testing.T) {
 	grew("troco_webhook_delivery_attempts_total", map[string]string{"result": "success"}, 3)
 	grew("troco_webhook_delivery_duration_seconds", nil, 3)
 	grew("troco_db_write_queue_wait_seconds", nil, 8)
+	grew("troco_db_writer_operations_total", nil, 8)
+	grew("troco_db_writer_batches_total", nil, 1)
+	grew("troco_db_writer_busy_seconds_total", nil, 1e-6)
+	grew("troco_db_writer_commit_seconds_total", nil, 1e-6)
 
 	// Labels are bounded: no id, token, card number or e-mail in any label value.
 	for name, f := range after {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -46,7 +47,7 @@ func newBenchEnv(b testing.TB) *benchEnv {
 		b.Fatal(err)
 	}
 	clk := clock.NewOffset(clock.Real{}, 0)
-	d, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "troco.db"), db.Options{Schema: string(schema), Clock: clk, Synchronous: "FULL"})
+	d, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "troco.db"), db.Options{Schema: string(schema), Clock: clk, Synchronous: cmp.Or(os.Getenv("TROCO_BENCH_SYNC"), "FULL")})
 	if err != nil {
 		b.Fatal(err)
 	}

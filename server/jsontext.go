@@ -17,6 +17,14 @@ import (
 // whoever reads it later: a dashboard, a receipt, a log). The error names the field in the API's
 // parameter notation (metadata[note], line_items[0][price]). body is known to start with '{'.
 func checkJSONText(body []byte) *domain.Error {
+	if plainJSONText(body) {
+		return nil
+	}
+	return walkJSONText(body)
+}
+
+// walkJSONText is checkJSONText's full walk, token by token.
+func walkJSONText(body []byte) *domain.Error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	type frame struct {
@@ -119,4 +127,69 @@ func checkText(s string, raw []byte, param string) *domain.Error {
 		}
 	}
 	return nil
+}
+
+// plainJSONText reports, without allocating, whether body certainly passes checkJSONText: one
+// valid JSON value in valid UTF-8 with no NUL byte, no \u escape, no bidirectional control
+// character, and no key given twice in an object (keys compared as written, so a key with an
+// escape sends the body to the full check). Every request body goes through it; when it says
+// false, checkJSONText's walk decides and names the field.
+func plainJSONText(body []byte) bool {
+	if !utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0 || bytes.Contains(body, []byte(`\u`)) || !json.Valid(body) {
+		return false
+	}
+	for i := 0; i+2 < len(body); i++ {
+		if body[i] == 0xe2 && (body[i+1] == 0x80 && body[i+2] >= 0xaa && body[i+2] <= 0xae || body[i+1] == 0x81 && body[i+2] >= 0xa6 && body[i+2] <= 0xa9) {
+			return false
+		}
+	}
+	var keyBuf [128][]byte // the keys of the open objects, innermost last
+	var frameBuf [32]int   // where each open object's keys start in keys; -1 for an array
+	keys, frames := keyBuf[:0], frameBuf[:0]
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{', '[':
+			if len(frames) == cap(frames) {
+				return false
+			}
+			start := len(keys)
+			if body[i] == '[' {
+				start = -1
+			}
+			frames = append(frames, start)
+		case '}', ']':
+			if start := frames[len(frames)-1]; start >= 0 {
+				keys = keys[:start]
+			}
+			frames = frames[:len(frames)-1]
+		case '"':
+			j := i + 1
+			for body[j] != '"' {
+				if body[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			str := body[i+1 : j]
+			i = j
+			k := j + 1
+			for k < len(body) && (body[k] == ' ' || body[k] == '\t' || body[k] == '\n' || body[k] == '\r') {
+				k++
+			}
+			if k == len(body) || body[k] != ':' {
+				continue // a value
+			}
+			start := frames[len(frames)-1]
+			if bytes.IndexByte(str, '\\') >= 0 || len(keys) == cap(keys) {
+				return false
+			}
+			for _, seen := range keys[start:] {
+				if bytes.Equal(seen, str) {
+					return false
+				}
+			}
+			keys = append(keys, str)
+		}
+	}
+	return true
 }

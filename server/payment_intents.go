@@ -97,6 +97,12 @@ func (s *Server) handlePaymentIntentConfirm() http.Handler {
 			return
 		}
 		p.Origin = s.origin(r)
+		if auth := authFrom(r.Context()); auth != nil {
+			_ = s.db.ReadOne(r.Context(), func(tx *db.Tx) error {
+				s.pay.PrepareConfirm(tx, auth.Actor.Scope, id, &p)
+				return nil
+			})
+		}
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
 			return s.pay.Confirm(tx, a, id, p)
 		})

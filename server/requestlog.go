@@ -74,8 +74,9 @@ func (s *Server) logRequest(w http.ResponseWriter, r *http.Request, scope domain
 	}
 	cw := &logCaptureWriter{ResponseWriter: w}
 	h.ServeHTTP(cw, r)
+	respBody, respID, respObject := redactJSON(cw.buf.Bytes())
 	entry := &domain.RequestLog{ID: requestID(r.Context()), Method: r.Method, Path: r.URL.Path, Status: cw.status, KeyID: keyID,
-		DurationUS: time.Since(start).Microseconds(), ResponseBody: redactBody(cw.buf.Bytes())}
+		DurationUS: time.Since(start).Microseconds(), ResponseBody: respBody}
 	if cb != nil {
 		entry.RequestBody = redactBody(cb.buf.Bytes())
 	}
@@ -83,14 +84,8 @@ func (s *Server) logRequest(w http.ResponseWriter, r *http.Request, scope domain
 		entry.Path += "?" + redactQuery(r.URL.RawQuery)
 	}
 	entry.ObjectID = pathID(r)
-	if entry.ObjectID == "" && r.Method == http.MethodPost && cw.status < 300 {
-		var probe struct {
-			ID     string `json:"id"`
-			Object string `json:"object"`
-		}
-		if json.Unmarshal(cw.buf.Bytes(), &probe) == nil && probe.Object != "list" {
-			entry.ObjectID = probe.ID
-		}
+	if entry.ObjectID == "" && r.Method == http.MethodPost && cw.status < 300 && respObject != "list" {
+		entry.ObjectID = respID
 	}
 	s.reqlog.add(s, scope, entry)
 }
@@ -173,47 +168,163 @@ var sensitiveKeys = map[string]bool{
 // redactBody returns body with card data and secrets replaced by "[redacted]" (a body that is not
 // JSON is not stored, only its size).
 func redactBody(body []byte) string {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return ""
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return "[" + itoa(int64(len(body))) + " bytes, not JSON or longer than the log keeps]"
-	}
-	out, err := json.Marshal(redactValue("", v))
-	if err != nil {
-		return ""
-	}
-	return string(out)
+	out, _, _ := redactJSON(body)
+	return out
 }
 
-func redactValue(key string, v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, x := range t {
-			t[k] = redactValue(k, x)
-		}
-		return t
-	case []any:
-		for i, x := range t {
-			t[i] = redactValue(key, x)
-		}
-		return t
-	case string:
-		if sensitiveKeys[strings.ToLower(key)] || looksSecret(t) {
-			return "[redacted]"
-		}
-		return t
-	case json.Number:
-		if sensitiveKeys[strings.ToLower(key)] || looksLikeCard(string(t)) {
-			return "[redacted]"
-		}
-		return t
+// redactJSON is redactBody that also returns the top-level "id" and "object" strings of the
+// document. It walks the JSON once, copying it compacted and replacing each string or number that
+// is the value of a sensitive field (or an element of an array under one) or that looks like a
+// secret or a card number; keys keep their order. It runs for every logged request, so it
+// allocates only the result.
+func redactJSON(body []byte) (out, id, object string) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return "", "", ""
 	}
-	return v
+	if !json.Valid(body) {
+		return "[" + itoa(int64(len(body))) + " bytes, not JSON or longer than the log keeps]", "", ""
+	}
+	r := redactor{in: body, out: make([]byte, 0, len(body))}
+	r.value(nil, false, 0)
+	return string(r.out), r.id, r.object
+}
+
+// redactor is the state of one redactJSON walk over a valid document.
+type redactor struct {
+	in, out    []byte
+	i          int
+	id, object string
+}
+
+func (r *redactor) space() {
+	for r.i < len(r.in) {
+		switch r.in[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
+		}
+	}
+}
+
+// value copies the value at r.i; key is the raw (quoted) name of the field holding it, or of the
+// field holding the array it is in; sensitive says whether that name is a sensitive key.
+func (r *redactor) value(key []byte, sensitive bool, depth int) {
+	r.space()
+	switch c := r.in[r.i]; {
+	case c == '{':
+		r.out = append(r.out, '{')
+		r.i++
+		for first := true; ; first = false {
+			r.space()
+			if r.in[r.i] == '}' {
+				r.i++
+				r.out = append(r.out, '}')
+				return
+			}
+			if !first { // a ','
+				r.i++
+				r.out = append(r.out, ',')
+				r.space()
+			}
+			k := r.str()
+			r.out = append(r.out, k...)
+			r.space()
+			r.i++ // ':'
+			r.out = append(r.out, ':')
+			r.value(k, sensitiveKey(k), depth+1)
+		}
+	case c == '[':
+		r.out = append(r.out, '[')
+		r.i++
+		for first := true; ; first = false {
+			r.space()
+			if r.in[r.i] == ']' {
+				r.i++
+				r.out = append(r.out, ']')
+				return
+			}
+			if !first {
+				r.i++
+				r.out = append(r.out, ',')
+			}
+			r.value(key, sensitive, depth+1)
+		}
+	case c == '"':
+		tok := r.str()
+		v := tok[1 : len(tok)-1]
+		if bytes.IndexByte(v, '\\') >= 0 {
+			v = []byte(unquoteJSON(tok))
+		}
+		if sensitive || looksSecret(v) {
+			r.out = append(r.out, `"[redacted]"`...)
+			return
+		}
+		r.out = append(r.out, tok...)
+		if depth == 1 {
+			switch string(key) {
+			case `"id"`:
+				r.id = string(v)
+			case `"object"`:
+				r.object = string(v)
+			}
+		}
+	case c == '-' || c >= '0' && c <= '9':
+		start := r.i
+		for r.i < len(r.in) && strings.IndexByte("+-.eE0123456789", r.in[r.i]) >= 0 {
+			r.i++
+		}
+		if tok := r.in[start:r.i]; sensitive || looksLikeCard(tok) {
+			r.out = append(r.out, `"[redacted]"`...)
+		} else {
+			r.out = append(r.out, tok...)
+		}
+	default: // true, false, null
+		start := r.i
+		for r.i < len(r.in) && r.in[r.i] >= 'a' && r.in[r.i] <= 'z' {
+			r.i++
+		}
+		r.out = append(r.out, r.in[start:r.i]...)
+	}
+}
+
+// str returns the string token at r.i, quotes included, and moves past it.
+func (r *redactor) str() []byte {
+	start := r.i
+	r.i++
+	for r.in[r.i] != '"' {
+		if r.in[r.i] == '\\' {
+			r.i++
+		}
+		r.i++
+	}
+	r.i++
+	return r.in[start:r.i]
+}
+
+// unquoteJSON returns the value of a valid JSON string token.
+func unquoteJSON(tok []byte) string {
+	if bytes.IndexByte(tok, '\\') < 0 {
+		return string(tok[1 : len(tok)-1])
+	}
+	var s string
+	_ = json.Unmarshal(tok, &s)
+	return s
+}
+
+// sensitiveKey reports whether the raw (quoted) field name k, in any case, is a sensitive key.
+func sensitiveKey(k []byte) bool {
+	name := k[1 : len(k)-1]
+	if bytes.IndexByte(name, '\\') >= 0 {
+		return sensitiveKeys[strings.ToLower(unquoteJSON(k))]
+	}
+	for _, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			return sensitiveKeys[strings.ToLower(string(name))]
+		}
+	}
+	return sensitiveKeys[string(name)]
 }
 
 // redactQuery returns a raw query string with the values of sensitive parameters (a client_secret
@@ -246,20 +357,30 @@ func redactQuery(raw string) string {
 }
 
 // looksSecret reports whether s is an API key, a webhook secret or a card number.
-func looksSecret(s string) bool {
-	return strings.HasPrefix(s, "ch_live_") || strings.HasPrefix(s, "ch_test_") || strings.HasPrefix(s, "whsec_") || looksLikeCard(s)
+func looksSecret[T string | []byte](s T) bool {
+	return hasPrefix(s, "ch_live_") || hasPrefix(s, "ch_test_") || hasPrefix(s, "whsec_") || looksLikeCard(s)
+}
+
+func hasPrefix[T string | []byte](s T, prefix string) bool {
+	return len(s) >= len(prefix) && string(s[:len(prefix)]) == prefix
 }
 
 // looksLikeCard reports whether s, without spaces and dashes, is 13 to 19 digits passing Luhn.
-func looksLikeCard(s string) bool {
-	d := strings.NewReplacer(" ", "", "-", "").Replace(s)
-	if len(d) < 13 || len(d) > 19 {
+func looksLikeCard[T string | []byte](s T) bool {
+	if len(s) < 13 {
 		return false
 	}
-	for _, c := range d {
-		if c < '0' || c > '9' {
+	var d [19]byte
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ' || c == '-':
+		case c >= '0' && c <= '9' && n < len(d):
+			d[n] = c
+			n++
+		default:
 			return false
 		}
 	}
-	return card.Luhn(d)
+	return n >= 13 && card.Luhn(string(d[:n]))
 }

@@ -30,6 +30,7 @@ import (
 )
 
 type config struct {
+	metricsURL         string // the spawned server's /metrics, for the writer's counters (set per run)
 	url, cacert, token string
 	insecure, h2       bool
 	scenario           string
@@ -208,6 +209,9 @@ func runSpawned(cfg config) error {
 		}
 		pid := srv.cmd.Process.Pid
 		rssStart := procStatus(pid, "VmRSS")
+		if len(servers) == 1 {
+			cfg.metricsURL = srv.metrics
+		}
 		res, err := runLoad(cfg, strings.Join(urls, ","), srv.cacert, srv.token, pid)
 		res.peakRSS = procStatus(pid, "VmHWM")
 		res.startRSS = rssStart
@@ -293,6 +297,7 @@ type runResult struct {
 	dials             int64
 	serverCPU, client time.Duration
 	pid               int
+	writer            writerCounters // the writer's counters over the measured window (SQLite spawn runs)
 	peakRSS, startRSS int64
 	ready             time.Duration
 	skipped           bool
@@ -303,6 +308,11 @@ func (r runResult) print() {
 	printSummaries(os.Stdout, append(r.sums, r.total))
 	if r.pid != 0 {
 		reqs := max(1, r.total.Requests)
+		if w := r.writer; w.ok && w.batches > 0 {
+			// Until the workers stopped, a little longer than the measured window.
+			fmt.Printf("  single writer: busy %.0f%% of the time (in COMMIT %.0f%%), %.1f operations per commit, %.0f µs per operation\n",
+				100*w.busy/r.measured.Seconds(), 100*w.commit/r.measured.Seconds(), w.ops/w.batches, 1e6*w.busy/max(1, w.ops))
+		}
 		fmt.Printf("  server: CPU %.2f cores (%d µs CPU/request)", r.serverCPU.Seconds()/r.measured.Seconds(), r.serverCPU.Microseconds()/int64(reqs))
 		if r.peakRSS > 0 {
 			fmt.Printf(", RSS after start %s, peak RSS (VmHWM) %s, ready in %.1f ms", mib(r.startRSS), mib(r.peakRSS), float64(r.ready.Microseconds())/1000)
@@ -452,6 +462,7 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 	mStart := start.Add(cfg.warmup)
 	mEnd := mStart.Add(cfg.duration)
 	var cpu0, client0 time.Duration
+	var writer0 writerCounters
 	var cpuOnce sync.Once
 	sampleStart := func() {
 		cpuOnce.Do(func() {
@@ -459,6 +470,7 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 				cpu0 = procCPU(pid)
 			}
 			client0 = selfCPU()
+			writer0 = scrapeWriter(cfg.metricsURL)
 		})
 	}
 	timer := time.AfterFunc(time.Until(mStart), sampleStart)
@@ -524,6 +536,10 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 	}
 	if pid != 0 {
 		res.serverCPU = procCPU(pid) - cpu0
+	}
+	if w := scrapeWriter(cfg.metricsURL); w.ok && writer0.ok {
+		res.writer = writerCounters{busy: w.busy - writer0.busy, commit: w.commit - writer0.commit,
+			batches: w.batches - writer0.batches, ops: w.ops - writer0.ops, ok: true}
 	}
 	res.client = selfCPU() - client0
 	// CPU was sampled until the workers stopped; scale to the measured window.

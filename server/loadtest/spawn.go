@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +30,7 @@ type spawned struct {
 	started time.Time     // just before exec
 	ready   time.Duration // exec → first 200 on /healthz
 	waited  chan error
+	metrics string // http://…/metrics of its metrics listener
 }
 
 // buildServer compiles the troco binary into dir and returns its path.
@@ -95,6 +97,17 @@ func startServer(bin, dir, dbArg, token, dbSync string, extra []string, logPath 
 	}
 	args := []string{"serve", "--db", dbArg, "--data-dir", dir, "--addr", "127.0.0.1:" + strconv.Itoa(port),
 		"--rate-limit", "off", "--sandbox-key", token, "--db-sync", dbSync}
+	metrics := ""
+	if !slices.ContainsFunc(extra, func(a string) bool { return strings.Contains(a, "metrics-addr") }) {
+		// Its own free port (two servers of a side-by-side run must not share the default one),
+		// scraped for the writer's counters.
+		mport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--metrics-addr", "127.0.0.1:"+strconv.Itoa(mport))
+		metrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)
+	}
 	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	var env []string
@@ -110,7 +123,7 @@ func startServer(bin, dir, dbArg, token, dbSync string, extra []string, logPath 
 	}
 	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = logf, logf
-	s := &spawned{cmd: cmd, dir: dir, url: fmt.Sprintf("https://127.0.0.1:%d", port), cacert: filepath.Join(dir, "ca.pem"), token: token, waited: make(chan error, 1)}
+	s := &spawned{cmd: cmd, dir: dir, url: fmt.Sprintf("https://127.0.0.1:%d", port), cacert: filepath.Join(dir, "ca.pem"), token: token, waited: make(chan error, 1), metrics: metrics}
 	s.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -230,3 +243,44 @@ func loadAvg() string {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// writerCounters are the single writer's cumulative counters read from a server's /metrics.
+type writerCounters struct {
+	busy, commit, batches, ops float64
+	ok                         bool
+}
+
+func scrapeWriter(url string) writerCounters {
+	if url == "" {
+		return writerCounters{}
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		return writerCounters{}
+	}
+	defer resp.Body.Close()
+	var w writerCounters
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			continue
+		}
+		switch f[0] {
+		case "troco_db_writer_busy_seconds_total":
+			w.busy, w.ok = v, true
+		case "troco_db_writer_commit_seconds_total":
+			w.commit = v
+		case "troco_db_writer_batches_total":
+			w.batches = v
+		case "troco_db_writer_operations_total":
+			w.ops = v
+		}
+	}
+	return w
+}

@@ -202,7 +202,32 @@ func (m *Metrics) WatchDB(store *db.DB, clk clock.Clock) {
 	}
 	w, r := store.Pools()
 	m.reg.MustRegister(collectors.NewDBStatsCollector(w, "writer"), collectors.NewDBStatsCollector(r, "readers"))
-	m.reg.MustRegister(&backlog{store: store, clock: clk})
+	m.reg.MustRegister(&backlog{store: store, clock: clk}, &writer{store: store})
+}
+
+var (
+	writerBatches = prometheus.NewDesc("troco_db_writer_batches_total", "Transactions committed by the single writer (each holds one or more operations).", nil, nil)
+	writerOps     = prometheus.NewDesc("troco_db_writer_operations_total", "Write operations run by the single writer (a batch's size is operations ÷ batches).", nil, nil)
+	writerBusy    = prometheus.NewDesc("troco_db_writer_busy_seconds_total", "Time the single writer spent running batches, COMMIT included (its utilisation is the rate of this counter).", nil, nil)
+	writerCommit  = prometheus.NewDesc("troco_db_writer_commit_seconds_total", "Of troco_db_writer_busy_seconds_total, the time spent in COMMIT (WAL writes, fsync, checkpoints).", nil, nil)
+)
+
+// writer exposes the single writer's cumulative counters.
+type writer struct{ store *db.DB }
+
+func (w *writer) Describe(ch chan<- *prometheus.Desc) {
+	ch <- writerBatches
+	ch <- writerOps
+	ch <- writerBusy
+	ch <- writerCommit
+}
+
+func (w *writer) Collect(ch chan<- prometheus.Metric) {
+	st := w.store.WriterStats()
+	ch <- prometheus.MustNewConstMetric(writerBatches, prometheus.CounterValue, float64(st.Batches))
+	ch <- prometheus.MustNewConstMetric(writerOps, prometheus.CounterValue, float64(st.Txs))
+	ch <- prometheus.MustNewConstMetric(writerBusy, prometheus.CounterValue, st.Busy.Seconds())
+	ch <- prometheus.MustNewConstMetric(writerCommit, prometheus.CounterValue, st.Commit.Seconds())
 }
 
 var (

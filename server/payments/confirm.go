@@ -128,6 +128,22 @@ type ConfirmParams struct {
 	// waiting state whatever SPEC 8.5 rule the buyer's e-mail picks, so the helper decides
 	// the outcome.
 	SimulateWaiting bool `json:"-"`
+
+	// ownerChecked is the id of the intent whose owner PrepareConfirm checked.
+	ownerChecked string
+}
+
+// PrepareConfirm runs, on the reader pool before the confirmation enters the single writer, the
+// check of Confirm that rests only on a fact fixed when the intent is created: which domain owns
+// it (an intent a checkout session made is confirmed through the session; a session only ever
+// lets go of its intent, canceling it). When the check passes, Confirm skips that read inside the
+// writer for this id; when it fails or cannot be made, Confirm makes it there and answers as
+// always (so an idempotent request stores that answer).
+func (s *Service) PrepareConfirm(tx *db.Tx, scope domain.Scope, id string, p *ConfirmParams) {
+	if s.Owner.DirectConfirm != nil && s.Owner.DirectConfirm(tx, scope, id) != nil {
+		return
+	}
+	p.ownerChecked = id
 }
 
 // confirmation carries one confirmation through its steps.
@@ -150,7 +166,7 @@ type confirmation struct {
 // An intent another domain owns (a checkout session's) is refused here: its owner confirms it
 // through ConfirmOwned.
 func (s *Service) Confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams) (*domain.PaymentIntent, error) {
-	if s.Owner.DirectConfirm != nil {
+	if s.Owner.DirectConfirm != nil && p.ownerChecked != id {
 		if err := s.Owner.DirectConfirm(tx, a.Scope, id); err != nil {
 			return nil, err
 		}
