@@ -66,16 +66,9 @@ var eventObjectPrefix = []byte(`{"object":`)
 // storedBody is the response_body of r: a reference to an event of this transaction whose
 // object is exactly body, or body packed.
 func (tx *Tx) storedBody(body []byte) []byte {
-	if len(body) > 64 {
-		for i := len(tx.events) - 1; i >= 0 && i >= len(tx.events)-4; i-- {
-			id := tx.events[i].ID
-			data := tx.eventData[id]
-			if len(data) > len(eventObjectPrefix)+len(body) && bytes.HasPrefix(data, eventObjectPrefix) &&
-				bytes.Equal(data[len(eventObjectPrefix):len(eventObjectPrefix)+len(body)], body) {
-				ref := append(make([]byte, 0, 1+binary.MaxVarintLen64+len(id)), bodyRef)
-				ref = binary.AppendUvarint(ref, uint64(len(body)))
-				return append(ref, id...)
-			}
+	for i := len(tx.events) - 1; i >= 0 && i >= len(tx.events)-4; i-- {
+		if id := tx.events[i].ID; IsEventObject(tx.eventData[id], body) {
+			return eventRef(id, len(body))
 		}
 	}
 	return packJSON(body)
@@ -87,24 +80,53 @@ func (tx *Tx) idempotentBody(orgID string, livemode bool, stored []byte) ([]byte
 	if len(stored) == 0 || stored[0] != bodyRef {
 		return unpackJSON(stored)
 	}
-	n, k := binary.Uvarint(stored[1:])
+	return tx.eventObject(orgID, livemode, stored)
+}
+
+// eventRef is the stored reference to the first n bytes of an event's object.
+func eventRef(id string, n int) []byte {
+	ref := append(make([]byte, 0, 1+binary.MaxVarintLen64+len(id)), bodyRef)
+	ref = binary.AppendUvarint(ref, uint64(n))
+	return append(ref, id...)
+}
+
+// eventObject reads what an eventRef points at.
+func (tx *Tx) eventObject(orgID string, livemode bool, ref []byte) ([]byte, error) {
+	n, k := binary.Uvarint(ref[1:])
 	if k <= 0 {
-		return nil, fmt.Errorf("db: idempotent response: bad event reference")
+		return nil, fmt.Errorf("db: stored response: bad event reference")
 	}
-	id := string(stored[1+k:])
+	id := string(ref[1+k:])
 	var data []byte
 	err := tx.queryRow("SELECT data FROM events WHERE id = ? AND org_id = ? AND livemode = ?", id, orgID, boolInt(livemode)).Scan(&data)
 	if err != nil {
-		return nil, translate(err, "idempotent response event")
+		return nil, translate(err, "stored response's event")
 	}
 	if data, err = unpackJSON(data); err != nil {
 		return nil, err
 	}
 	end := uint64(len(eventObjectPrefix)) + n
 	if !bytes.HasPrefix(data, eventObjectPrefix) || end > uint64(len(data)) {
-		return nil, fmt.Errorf("db: idempotent response: event %s does not hold it", id)
+		return nil, fmt.Errorf("db: stored response: event %s does not hold it", id)
 	}
 	return data[len(eventObjectPrefix):end], nil
+}
+
+// IsEventObject reports whether body is exactly the object of an event whose encoded data is
+// data (LastEvent).
+func IsEventObject(data, body []byte) bool {
+	return len(body) > 64 && len(data) > len(eventObjectPrefix)+len(body) && bytes.HasPrefix(data, eventObjectPrefix) &&
+		bytes.Equal(data[len(eventObjectPrefix):len(eventObjectPrefix)+len(body)], body)
+}
+
+// LastEvent returns the id and encoded data of the last event this transaction inserted and
+// still holds (none: ""), for a caller that answers with its object after the commit.
+func (tx *Tx) LastEvent() (id string, data []byte) {
+	if len(tx.events) == 0 {
+		return "", nil
+	}
+	id = tx.events[len(tx.events)-1].ID
+	return id, tx.eventData[id]
 }
 
 // StoreIdempotentResponse records the response for key. An expired row for the same key is
