@@ -231,3 +231,22 @@ func TestPackSmall(t *testing.T) {
 	}
 	is.Equal(len(packSmall([]byte(knownDocs[0]))), 2)
 }
+
+// BenchmarkPackSmall is the writer's cost of packing the short JSON columns of one card payment
+// (the charge's card details and billing details, the payment method's card, the intent's
+// payment data): go test ./db -run '^$' -bench PackSmall -benchmem
+func BenchmarkPackSmall(b *testing.B) {
+	docs := [][]byte{
+		[]byte(`{"type":"credit_card","card":{"amount_authorized":1000,"authorization_code":"842809","brand":"visa","checks":{"address_line1_check":"unchecked","address_postal_code_check":"unchecked","cvc_check":"pass"},"country":"BR","exp_month":12,"exp_year":2030,"fingerprint":"nEJFsgY92n6DhI5I","funding":"credit","installments":1,"last4":"4242","network":"visa"}}`),
+		[]byte(knownDocs[0]),
+		[]byte(`{"brand":"visa","country":"BR","exp_month":12,"exp_year":2030,"fingerprint":"nEJFsgY92n6DhI5I","funding":"credit","last4":"4242","network":"visa"}`),
+		[]byte(knownDocs[0]),
+		[]byte(`{"type":"credit_card","credit_card":{"brand":"visa","last4":"4242","installments":1}}`),
+	}
+	b.ReportAllocs()
+	for range b.N {
+		for _, d := range docs {
+			_ = packSmall(d)
+		}
+	}
+}
