@@ -2,9 +2,9 @@ package db
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 )
 
 // IdempotentResponse is a stored answer to a request that carried an Idempotency-Key.
@@ -54,8 +54,7 @@ func readFingerprint(stored []byte) string {
 
 // A stored idempotent response is usually the object of the last event its request emitted (a
 // created or confirmed payment intent is the object of payment_intent.created or …succeeded).
-// It is then stored as a reference to that event, bodyRef followed by the object's length
-// (uvarint) and the event id, and read back as those bytes of the event's data: exactly what was
+// It is then stored as a reference to that event (eventRef) and read back as those bytes of the event's data: exactly what was
 // answered, since the reference is only written when the bytes are identical. Anything else is
 // stored packed (packJSON).
 const bodyRef = 0x02
@@ -83,22 +82,24 @@ func (tx *Tx) idempotentBody(orgID string, livemode bool, stored []byte) ([]byte
 	return tx.eventObject(orgID, livemode, stored)
 }
 
-// eventRef is the stored reference to the first n bytes of an event's object.
+// eventRef is the stored reference to the first n bytes of an event's object: bodyRef, n in
+// decimal, ':', the event id (text, so that it is valid in a text column of any engine).
 func eventRef(id string, n int) []byte {
-	ref := append(make([]byte, 0, 1+binary.MaxVarintLen64+len(id)), bodyRef)
-	ref = binary.AppendUvarint(ref, uint64(n))
+	ref := append(make([]byte, 0, 24+len(id)), bodyRef)
+	ref = strconv.AppendInt(ref, int64(n), 10)
+	ref = append(ref, ':')
 	return append(ref, id...)
 }
 
 // eventObject reads what an eventRef points at.
 func (tx *Tx) eventObject(orgID string, livemode bool, ref []byte) ([]byte, error) {
-	n, k := binary.Uvarint(ref[1:])
-	if k <= 0 {
+	num, id, ok := bytes.Cut(ref[1:], []byte(":"))
+	n, err := strconv.ParseUint(string(num), 10, 32)
+	if !ok || err != nil {
 		return nil, fmt.Errorf("db: stored response: bad event reference")
 	}
-	id := string(ref[1+k:])
 	var data []byte
-	err := tx.queryRow("SELECT data FROM events WHERE id = ? AND org_id = ? AND livemode = ?", id, orgID, boolInt(livemode)).Scan(&data)
+	err = tx.queryRow("SELECT data FROM events WHERE id = ? AND org_id = ? AND livemode = ?", string(id), orgID, boolInt(livemode)).Scan(&data)
 	if err != nil {
 		return nil, translate(err, "stored response's event")
 	}
@@ -107,7 +108,7 @@ func (tx *Tx) eventObject(orgID string, livemode bool, ref []byte) ([]byte, erro
 	}
 	end := uint64(len(eventObjectPrefix)) + n
 	if !bytes.HasPrefix(data, eventObjectPrefix) || end > uint64(len(data)) {
-		return nil, fmt.Errorf("db: stored response: event %s does not hold it", id)
+		return nil, fmt.Errorf("db: stored response: event %s does not hold it", string(id))
 	}
 	return data[len(eventObjectPrefix):end], nil
 }
