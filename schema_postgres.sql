@@ -896,3 +896,27 @@ CREATE INDEX events_object ON events (org_id, livemode, object_id, seq);
 
 -- migrate: 375
 ALTER TABLE users ADD COLUMN totp_last_step BIGINT NOT NULL DEFAULT 0;
+
+-- migrate: 400
+-- The customer indexes hold only rows with a customer (schema.sql's 400).
+DROP INDEX payment_intents_customer;
+CREATE INDEX payment_intents_customer ON payment_intents (org_id, livemode, customer_id, seq) WHERE customer_id IS NOT NULL;
+DROP INDEX charges_customer;
+CREATE INDEX charges_customer ON charges (org_id, livemode, customer_id, seq) WHERE customer_id IS NOT NULL;
+DROP INDEX payment_methods_customer;
+CREATE INDEX payment_methods_customer ON payment_methods (org_id, livemode, customer_id, seq) WHERE customer_id IS NOT NULL;
+
+-- migrate: 401
+-- The indexes of one object's rows start with its id (schema.sql's 401).
+DROP INDEX events_object;
+CREATE INDEX events_object ON events (object_id, livemode, seq);
+DROP INDEX request_logs_object;
+CREATE INDEX request_logs_object ON request_logs (object_id, livemode, seq);
+DROP INDEX request_logs_key;
+CREATE INDEX request_logs_key ON request_logs (key_id, livemode, seq);
+DROP INDEX charges_intent;
+CREATE INDEX charges_intent ON charges (payment_intent_id, livemode, seq);
+DROP INDEX ledger_transactions_intent;
+CREATE INDEX ledger_transactions_intent ON ledger_transactions (payment_intent_id, livemode, seq);
+DROP INDEX ledger_transactions_charge;
+CREATE INDEX ledger_transactions_charge ON ledger_transactions (charge_id, livemode, seq);

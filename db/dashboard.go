@@ -2,6 +2,7 @@ package db
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"troco/server/domain"
@@ -252,9 +253,40 @@ type RequestLogRow struct {
 	req, resp any
 }
 
-// PrepareRequestLog packs l's bodies for InsertRequestLogRow.
+// PrepareRequestLog packs l's bodies for InsertRequestLogRow. A response that is exactly the
+// object of an event (l.ResponseEvent, l.ResponseLen) is stored on SQLite as a reference to it,
+// and redacted again (RedactLogBody) when read: the redaction of the same bytes.
 func PrepareRequestLog(s domain.Scope, l *domain.RequestLog) RequestLogRow {
-	return RequestLogRow{scope: s, entry: l, req: packText(l.RequestBody), resp: packText(l.ResponseBody)}
+	r := RequestLogRow{scope: s, entry: l, req: packSmallText(l.RequestBody)}
+	if l.ResponseEvent != "" {
+		r.resp = eventRef(l.ResponseEvent, l.ResponseLen)
+	} else {
+		r.resp = packSmallText(l.ResponseBody)
+	}
+	return r
+}
+
+// RedactLogBody redacts a response body read back from its event for the request log (set by
+// package server to the redaction the log applies when it records a body).
+var RedactLogBody func([]byte) string
+
+// resolveLogBodies replaces the event references among logs' response bodies by the redacted
+// objects they point at.
+func (tx *Tx) resolveLogBodies(s domain.Scope, logs ...*domain.RequestLog) error {
+	for _, l := range logs {
+		if l.ResponseBody == "" || l.ResponseBody[0] != bodyRef {
+			continue
+		}
+		obj, err := tx.eventObject(s.OrgID, s.Livemode, []byte(l.ResponseBody))
+		if err != nil {
+			return err
+		}
+		if RedactLogBody == nil {
+			return fmt.Errorf("db: request log: no redaction for a stored response")
+		}
+		l.ResponseBody = RedactLogBody(obj)
+	}
+	return nil
 }
 
 // InsertRequestLogRow records one prepared request log entry.
@@ -263,7 +295,7 @@ func (tx *Tx) InsertRequestLogRow(r RequestLogRow) error {
 	l.CreatedAt = domain.At(tx.Now)
 	_, err := tx.exec(`INSERT INTO request_logs (id, org_id, livemode, method, path, status, key_id, duration_us, object_id, request_body, response_body, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		l.ID, s.OrgID, boolInt(s.Livemode), l.Method, l.Path, l.Status, l.KeyID, l.DurationUS, l.ObjectID, tx.textDoc(r.req, l.RequestBody), tx.textDoc(r.resp, l.ResponseBody), tx.now())
+		l.ID, s.OrgID, boolInt(s.Livemode), l.Method, elide(l.Path, l.ObjectID), l.Status, l.KeyID, l.DurationUS, l.ObjectID, tx.textDoc(r.req, l.RequestBody), tx.textDoc(r.resp, l.ResponseBody), tx.now())
 	return translate(err, "insert request log")
 }
 
@@ -276,6 +308,7 @@ func scanRequestLog(s scanner) (*domain.RequestLog, error) {
 	if err := s.Scan(&l.ID, &live, &l.Method, &l.Path, &l.Status, &l.KeyID, &l.DurationUS, &l.ObjectID, &l.RequestBody, &l.ResponseBody, &created); err != nil {
 		return nil, err
 	}
+	l.Path = unelide(l.Path, l.ObjectID)
 	var err error
 	if l.RequestBody, err = unpackText(l.RequestBody); err != nil {
 		return nil, err
@@ -306,13 +339,20 @@ func (tx *Tx) ListRequestLogs(s domain.Scope, f RequestLogFilter, p ListParams) 
 	if f.KeyID != "" {
 		w.add("key_id = ?", f.KeyID)
 	}
-	return page(tx, "request_logs", requestLogCols, w, p, scanRequestLog)
+	logs, more, err := page(tx, "request_logs", requestLogCols, w, p, scanRequestLog)
+	if err != nil {
+		return nil, false, err
+	}
+	return logs, more, tx.resolveLogBodies(s, logs...)
 }
 
 // FindRequestLog returns one request log entry in scope.
 func (tx *Tx) FindRequestLog(s domain.Scope, id string) (*domain.RequestLog, error) {
 	l, err := scanRequestLog(tx.queryRow("SELECT "+requestLogCols+" FROM request_logs WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
-	return l, translate(err, "find request log")
+	if err != nil {
+		return nil, translate(err, "find request log")
+	}
+	return l, tx.resolveLogBodies(s, l)
 }
 
 // DeleteRequestLogsBefore removes at most limit entries older than cutoff (retention).

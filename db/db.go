@@ -528,6 +528,10 @@ type Tx struct {
 	sp       int
 	// events are the events this transaction inserted (for DB.onEvent after the commit).
 	events []*domain.Event
+	// eventData is the encoded data of each event this transaction inserted, by id (an entry
+	// whose event is no longer in events was rolled back): a stored idempotent response that is
+	// exactly an event's object points at it instead of holding a copy.
+	eventData map[string][]byte
 }
 
 // Savepoint runs fn in a nested savepoint: an error from fn undoes only fn's writes.

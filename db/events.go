@@ -32,6 +32,10 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 		return err
 	}
 	tx.events = append(tx.events, e)
+	if tx.eventData == nil {
+		tx.eventData = map[string][]byte{}
+	}
+	tx.eventData[e.ID] = data
 	return tx.enqueueWebhooks(s, e)
 }
 

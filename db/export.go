@@ -208,6 +208,14 @@ func (d *DB) Import(ctx context.Context, r io.Reader, replace bool) (ExportStats
 			}
 		}
 	}
+	// SQLite stores some JSON packed in text columns (db/pack.go); PostgreSQL's text columns hold
+	// plain JSON, so packed values going into one are unpacked (its bytea columns keep them).
+	var bytea map[string]bool
+	if d.pg {
+		if bytea, err = byteaColumns(ctx, tx); err != nil {
+			return st, err
+		}
+	}
 	var cur *exportTable
 	var batch [][]any
 	flush := func() error {
@@ -275,6 +283,11 @@ func (d *DB) Import(ctx context.Context, r io.Reader, replace bool) (ExportStats
 			if err != nil {
 				return st, fmt.Errorf("db: import %s: %w", cur.Table, err)
 			}
+			if b, ok := v.([]byte); ok && d.pg && !bytea[cur.Table+"."+cur.Columns[i]] {
+				if v, err = plainText(cur.Table+"."+cur.Columns[i], b); err != nil {
+					return st, fmt.Errorf("db: import %s.%s: %w", cur.Table, cur.Columns[i], err)
+				}
+			}
 			row[i] = v
 		}
 		batch = append(batch, row)
@@ -320,6 +333,39 @@ func (d *DB) Import(ctx context.Context, r io.Reader, replace bool) (ExportStats
 		return st, fmt.Errorf("db: import: %w", err)
 	}
 	return st, nil
+}
+
+// byteaColumns lists the bytea columns of the current schema as "table.column".
+func byteaColumns(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT table_name, column_name FROM information_schema.columns
+		WHERE table_schema = current_schema() AND data_type = 'bytea'`)
+	if err != nil {
+		return nil, fmt.Errorf("db: import: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var t, c string
+		if err := rows.Scan(&t, &c); err != nil {
+			return nil, err
+		}
+		out[t+"."+c] = true
+	}
+	return out, rows.Err()
+}
+
+// plainText is the text a SQLite value of column ("table.column") holds, for a PostgreSQL text
+// column: a packed document unpacked, a binary idempotency fingerprint in hex, anything else as
+// it is.
+func plainText(column string, b []byte) (string, error) {
+	if column == "idempotency_keys.fingerprint" {
+		return readFingerprint(b), nil
+	}
+	if len(b) > 0 && (b[0] == packV1 || b[0] == packKnown) {
+		doc, err := unpackJSON(b)
+		return string(doc), err
+	}
+	return string(b), nil
 }
 
 func importValue(raw json.RawMessage) (any, error) {

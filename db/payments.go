@@ -25,10 +25,26 @@ func payParse(s *string, dst any) error {
 	if s == nil || *s == "" {
 		return nil
 	}
-	if err := json.Unmarshal([]byte(*s), dst); err != nil {
+	doc, err := unpackText(*s) // packed on SQLite (tx.doc), plain on PostgreSQL and in older rows
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(doc), dst); err != nil {
 		return fmt.Errorf("db: decode: %w", err)
 	}
 	return nil
+}
+
+// doc is the stored form of a JSON column written by payJSON: packed (packSmall) on SQLite,
+// plain on PostgreSQL; NULL stays NULL. payParse reads both.
+func (tx *Tx) doc(s *string) any {
+	if s == nil {
+		return nil
+	}
+	if tx.pg {
+		return *s
+	}
+	return packSmall([]byte(*s))
 }
 
 func payScope(w *filter, s domain.Scope) {
@@ -58,6 +74,7 @@ func scanPaymentIntent(s scanner) (*domain.PaymentIntent, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	pi.ClientSecret = unelide(pi.ClientSecret, pi.ID)
 	pi.Object = "payment_intent"
 	pi.Livemode = live == 1
 	pi.Installments = installments
@@ -105,7 +122,7 @@ func (tx *Tx) CreatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) erro
 		interest_payer, payment_method_types, client_secret, statement_descriptor, metadata, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		pi.ID, s.OrgID, boolInt(s.Livemode), pi.Status, pi.Amount, pi.Currency, pi.Customer, pi.Description, pi.CaptureMethod,
-		pi.InterestPayer, types, pi.ClientSecret, pi.StatementDescriptor, metadataJSON(pi.Metadata), tx.now(), tx.now())
+		pi.InterestPayer, types, elide(pi.ClientSecret, pi.ID), pi.StatementDescriptor, metadataJSON(pi.Metadata), tx.now(), tx.now())
 	return translate(err, "create payment intent")
 }
 
@@ -151,8 +168,8 @@ func (tx *Tx) UpdatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) erro
 		statement_descriptor = ?, metadata = ?, updated_at = ?
 		WHERE id = ? AND org_id = ? AND livemode = ?`,
 		pi.Status, pi.Amount, pi.Currency, pi.Customer, pi.Description, pi.CaptureMethod,
-		pi.InterestPayer, types, pi.PaymentMethod, pi.PaymentMethodType, pi.Installments, lastErr,
-		data, buyer, pi.LatestCharge, pi.AmountCapturable, pi.AmountReceived, timePtr(pi.CanceledAt), pi.CancellationReason,
+		pi.InterestPayer, types, pi.PaymentMethod, pi.PaymentMethodType, pi.Installments, tx.doc(lastErr),
+		tx.doc(data), tx.doc(buyer), pi.LatestCharge, pi.AmountCapturable, pi.AmountReceived, timePtr(pi.CanceledAt), pi.CancellationReason,
 		pi.StatementDescriptor, metadataJSON(pi.Metadata), tx.now(), pi.ID, s.OrgID, boolInt(s.Livemode))
 	return affectedOne(res, err, "update payment intent")
 }
@@ -200,6 +217,10 @@ func scanCharge(s scanner) (*domain.Charge, error) {
 		&c.Currency, &c.Description, &c.Invoice, &c.PaymentMethod, &billing, &details, &payErr, &metadata, &created, &updated, &disputed, &c.ReceiptURL)
 	if err != nil {
 		return nil, err
+	}
+	if c.ReceiptURL != nil {
+		u := unelide(*c.ReceiptURL, c.ID)
+		c.ReceiptURL = &u
 	}
 	c.Object = "charge"
 	c.Disputed = disputed == 1
@@ -261,12 +282,17 @@ func (tx *Tx) CreateCharge(s domain.Scope, c *domain.Charge) error {
 	if err != nil {
 		return err
 	}
+	var receiptURL *string
+	if c.ReceiptURL != nil {
+		u := elide(*c.ReceiptURL, c.ID)
+		receiptURL = &u
+	}
 	_, err = tx.exec(`INSERT INTO charges (id, org_id, livemode, payment_intent_id, customer_id, status, amount, amount_captured, amount_refunded,
 		captured, paid, refunded, currency, description, invoice_id, payment_method_id, billing_details, payment_method_details, payment_error,
 		metadata, created_at, updated_at, receipt_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, s.OrgID, boolInt(s.Livemode), c.PaymentIntent, c.Customer, c.Status, c.Amount, c.AmountCaptured, c.AmountRefunded,
-		boolInt(c.Captured), boolInt(c.Paid), boolInt(c.Refunded), c.Currency, c.Description, c.Invoice, c.PaymentMethod, billing, details, payErr,
-		metadataJSON(c.Metadata), tx.now(), tx.now(), c.ReceiptURL)
+		boolInt(c.Captured), boolInt(c.Paid), boolInt(c.Refunded), c.Currency, c.Description, c.Invoice, c.PaymentMethod, tx.doc(billing), tx.doc(details), tx.doc(payErr),
+		metadataJSON(c.Metadata), tx.now(), tx.now(), receiptURL)
 	return translate(err, "create charge")
 }
 
@@ -301,7 +327,7 @@ func (tx *Tx) UpdateCharge(s domain.Scope, c *domain.Charge) error {
 		description = ?, payment_method_id = ?, billing_details = ?, payment_method_details = ?, payment_error = ?, metadata = ?, updated_at = ?, disputed = ?
 		WHERE id = ? AND org_id = ? AND livemode = ?`,
 		c.Status, c.Amount, c.AmountCaptured, c.AmountRefunded, boolInt(c.Captured), boolInt(c.Paid), boolInt(c.Refunded),
-		c.Description, c.PaymentMethod, billing, details, payErr, metadataJSON(c.Metadata), tx.now(), boolInt(c.Disputed), c.ID, s.OrgID, boolInt(s.Livemode))
+		c.Description, c.PaymentMethod, tx.doc(billing), tx.doc(details), tx.doc(payErr), metadataJSON(c.Metadata), tx.now(), boolInt(c.Disputed), c.ID, s.OrgID, boolInt(s.Livemode))
 	return affectedOne(res, err, "update charge")
 }
 
@@ -450,7 +476,7 @@ func (tx *Tx) CreatePaymentMethod(s domain.Scope, pm *domain.PaymentMethod) erro
 	}
 	_, err = tx.exec(`INSERT INTO payment_methods (id, org_id, livemode, type, customer_id, card, billing_details, sim_behavior, metadata, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		pm.ID, s.OrgID, boolInt(s.Livemode), pm.Type, pm.Customer, cardDoc, billing, sim, metadataJSON(pm.Metadata), tx.now(), tx.now())
+		pm.ID, s.OrgID, boolInt(s.Livemode), pm.Type, pm.Customer, tx.doc(cardDoc), tx.doc(billing), sim, metadataJSON(pm.Metadata), tx.now(), tx.now())
 	return translate(err, "create payment method")
 }
 
@@ -468,7 +494,7 @@ func (tx *Tx) UpdatePaymentMethod(s domain.Scope, pm *domain.PaymentMethod) erro
 		return err
 	}
 	res, err := tx.exec(`UPDATE payment_methods SET customer_id = ?, billing_details = ?, metadata = ?, updated_at = ? WHERE id = ? AND org_id = ? AND livemode = ?`,
-		pm.Customer, billing, metadataJSON(pm.Metadata), tx.now(), pm.ID, s.OrgID, boolInt(s.Livemode))
+		pm.Customer, tx.doc(billing), metadataJSON(pm.Metadata), tx.now(), pm.ID, s.OrgID, boolInt(s.Livemode))
 	return affectedOne(res, err, "update payment method")
 }
 

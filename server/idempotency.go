@@ -202,6 +202,8 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
 // sharedSlotLease bounds how long a replica that died mid-request blocks its key.
 const sharedSlotLease = 2 * time.Minute
 

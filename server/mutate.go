@@ -49,6 +49,8 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op fu
 	var pending *payments.Pending
 	var status int
 	var body []byte
+	var evID string
+	var evData []byte
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
 		var result any
 		var opErr error
@@ -69,6 +71,7 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op fu
 				b = []byte{} // no body, but a stored one (the column is NOT NULL): a replay is the same 204
 			}
 			status, body = ok, b
+			evID, evData = tx.LastEvent()
 		case opErr != nil:
 			e, ok := domain.AsError(opErr)
 			if !ok {
@@ -102,6 +105,7 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op fu
 		s.pay.Execute(context.WithoutCancel(r.Context()), s.db, pending)
 		return pending
 	}
+	noteAnsweredEvent(w, evID, evData)
 	writeResult(w, r, status, body)
 	return nil
 }
@@ -112,9 +116,12 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op fu
 func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
 	var result any
 	var kept *domain.Error
+	var evID string
+	var evData []byte
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
 		var err error
 		result, err = op(tx, a)
+		evID, evData = tx.LastEvent()
 		if e, ok := domain.AsError(err); ok && e.KeepChanges {
 			kept = e // commit what op recorded, answer with the error
 			return nil
@@ -131,6 +138,7 @@ func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a do
 	case kept != nil:
 		s.writeError(w, r, kept)
 	case ok == http.StatusOK:
+		noteAnsweredEvent(w, evID, evData)
 		writeJSON(w, http.StatusOK, result)
 	default:
 		body, err := domain.MarshalJSON(result)
@@ -141,6 +149,7 @@ func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a do
 		if ok == http.StatusNoContent {
 			body = nil
 		}
+		noteAnsweredEvent(w, evID, evData)
 		writeResult(w, r, ok, body)
 	}
 	return nil

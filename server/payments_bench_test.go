@@ -80,7 +80,10 @@ func BenchmarkPayment(b *testing.B) {
 // pages in use, so B-tree slack included), over N payments made through the handler stack. It is
 // a measurement, not an assertion; run it with
 //
-//	TROCO_STORAGE_PAYMENTS=2000 go test ./server -run TestPaymentStorage -v
+//	TROCO_STORAGE_PAYMENTS=2000 go test ./server -run TestPaymentStorage -v -count=1
+//
+// It prints, per table and index, the figures measured before the storage work of issue 18
+// (storageBefore) next to today's.
 func TestPaymentStorage(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("TROCO_STORAGE_PAYMENTS"))
 	if n <= 0 {
@@ -153,12 +156,66 @@ func TestPaymentStorage(t *testing.T) {
 		}
 	}
 	sort.Slice(names, func(i, j int) bool { return keyed[names[i]] > keyed[names[j]] })
-	var tp, tk int64
-	t.Logf("%-40s %14s %14s", "table or index", "no key", "Idempotency-Key")
+	var tp, tk, bp, bk int64
+	t.Logf("%-40s %21s %21s", "", "no key", "Idempotency-Key")
+	t.Logf("%-40s %10s %10s %10s %10s", "table or index", "before", "now", "before", "now")
+	per := func(v int64) int64 { return (v + int64(n)/2) / int64(n) }
 	for _, name := range names {
 		tp += plain[name]
 		tk += keyed[name]
-		t.Logf("%-40s %14.0f %14.0f", name, float64(plain[name])/float64(n), float64(keyed[name])/float64(n))
+		b := storageBefore[name]
+		bp += b[0]
+		bk += b[1]
+		t.Logf("%-40s %10d %10d %10d %10d", name, b[0], per(plain[name]), b[1], per(keyed[name]))
 	}
-	t.Logf("%-40s %14.0f %14.0f   bytes per payment (create + confirm, %d payments each)", "total", float64(tp)/float64(n), float64(tk)/float64(n), n)
+	for name, b := range storageBefore { // gone since
+		if _, ok := keyed[name]; !ok {
+			if _, ok := plain[name]; !ok {
+				bp += b[0]
+				bk += b[1]
+				t.Logf("%-40s %10d %10d %10d %10d", name, b[0], 0, b[1], 0)
+			}
+		}
+	}
+	t.Logf("%-40s %10d %10d %10d %10d   bytes per payment (create + confirm, %d payments each)", "total", bp, per(tp), bk, per(tk), n)
+	// TROCO_STORAGE_KEEP=file: how full the pages are (dbstat: bytes in use, unused, payload), and
+	// a compacted copy of the database to look at the rows.
+	if keep := os.Getenv("TROCO_STORAGE_KEEP"); keep != "" {
+		w, _ := e.db.Pools()
+		rows, err := w.Query("SELECT name, SUM(pgsize), SUM(unused), SUM(payload) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 25")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name string
+			var size, unused, payload int64
+			if err := rows.Scan(&name, &size, &unused, &payload); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%-40s pages %9d unused %9d payload %9d", name, size, unused, payload)
+		}
+		rows.Close()
+		if _, err := w.Exec("VACUUM INTO ?", keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// storageBefore is what TestPaymentStorage measured before the storage work of issue 18 part 2
+// (bytes per payment, without and with Idempotency-Key; commit 6ca5cfc, this machine), printed
+// next to the current figures.
+var storageBefore = map[string][2]int64{
+	"events": {1120, 1120}, "request_logs": {909, 915}, "charges": {819, 823}, "idempotency_keys": {0, 610},
+	"payment_intents": {512, 512}, "payment_methods": {373, 373}, "events_object": {233, 227}, "events_scope_type": {215, 215},
+	"ledger_transactions": {199, 195}, "email_outbox": {174, 170}, "request_logs_key": {160, 158}, "request_logs_object": {158, 154},
+	"events_scope": {137, 139}, "sqlite_autoindex_events_1": {125, 127}, "sqlite_autoindex_idempotency_keys_1": {0, 113},
+	"request_logs_scope": {90, 90}, "sqlite_autoindex_request_logs_1": {82, 82}, "ledger_transactions_intent": {76, 80},
+	"charges_intent": {76, 80}, "ledger_transactions_charge": {76, 80}, "payment_intents_created": {76, 78},
+	"payment_intents_status": {57, 57}, "email_outbox_scope": {55, 53}, "email_outbox_event_kind": {51, 49},
+	"payment_intents_customer": {47, 47}, "payment_methods_customer": {47, 47}, "charges_customer": {47, 47},
+	"ledger_transactions_created": {49, 47}, "ledger_transactions_scope": {45, 45}, "payment_intents_scope": {45, 45},
+	"payment_methods_scope": {45, 45}, "charges_scope": {45, 45}, "sqlite_autoindex_ledger_transactions_1": {41, 41},
+	"sqlite_autoindex_payment_intents_1": {41, 39}, "sqlite_autoindex_email_outbox_1": {41, 39}, "sqlite_autoindex_charges_1": {41, 39},
+	"sqlite_autoindex_payment_methods_1": {41, 39}, "idempotency_keys_created": {0, 29}, "request_logs_created": {29, 27},
+	"email_outbox_due": {23, 23},
 }

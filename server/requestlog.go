@@ -44,6 +44,7 @@ type logCaptureWriter struct {
 	http.ResponseWriter
 	buf    bytes.Buffer
 	status int
+	event  answeredEvent // see requestlog_ref.go
 }
 
 func (c *logCaptureWriter) WriteHeader(code int) {
@@ -83,6 +84,7 @@ func (s *Server) logRequest(w http.ResponseWriter, r *http.Request, scope domain
 	if r.URL.RawQuery != "" {
 		entry.Path += "?" + redactQuery(r.URL.RawQuery)
 	}
+	entry.ResponseEvent, entry.ResponseLen = cw.eventResponse()
 	entry.ObjectID = pathID(r)
 	if entry.ObjectID == "" && r.Method == http.MethodPost && cw.status < 300 && respObject != "list" {
 		entry.ObjectID = respID

@@ -153,3 +153,55 @@ func TestRequestLogRedactsQuerySecrets(t *testing.T) {
 	_, body, _ = b.get("/dashboard/test/logs/" + get.ID)
 	is.True(!strings.Contains(body, secret))
 }
+
+// TestRequestLogResponseFromEvent: a write answered with the object of its last event (a
+// payment intent created, then confirmed, with and without an Idempotency-Key) is logged as a
+// reference to that event on SQLite, and reads back as exactly the redacted response.
+func TestRequestLogResponseFromEvent(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	var raws []string
+	for _, key := range []string{"", "k1"} {
+		var h []string
+		if key != "" {
+			h = []string{"Idempotency-Key", key}
+		}
+		pi := e.Do("POST", "/v1/payment-intents", e.Test, map[string]any{"amount": 1500, "currency": "brl", "payment_method_types": []string{"credit_card"},
+			"description": "Pedido 7", "metadata": map[string]string{"order_id": "7"}}, h...)
+		is.Equal(pi.Status, 200)
+		if key != "" {
+			h = []string{"Idempotency-Key", key + "-confirm"}
+		}
+		c := e.Do("POST", "/v1/payment-intents/"+pi.Str("id")+"/confirm", e.Test, map[string]any{"payment_method_type": "credit_card", "card": payCard("4242424242424242")}, h...)
+		is.Equal(c.Status, 200)
+		raws = append(raws, string(pi.Raw), string(c.Raw))
+	}
+	test := domain.Scope{OrgID: e.Org.ID}
+	logs := waitLogs(t, e, test, db.RequestLogFilter{}, 4)
+	is.Equal(len(logs), 4)
+	for i, l := range logs { // newest first
+		raw := strings.TrimSpace(raws[len(raws)-1-i])
+		secret := raw[strings.Index(raw, `"client_secret":"`)+len(`"client_secret":"`):]
+		secret = secret[:strings.IndexByte(secret, '"')]
+		is.True(strings.Contains(secret, "_secret_"))
+		want := strings.Replace(raw, secret, "[redacted]", 1)
+		is.Equal(l.ResponseBody, want) // exactly the response, redacted
+		is.True(!strings.Contains(l.ResponseBody, secret))
+		one := waitLogs(t, e, test, db.RequestLogFilter{ObjectID: l.ObjectID}, 1)
+		is.True(len(one) >= 1)
+		var found *domain.RequestLog
+		err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+			var err error
+			found, err = tx.FindRequestLog(test, l.ID)
+			return err
+		})
+		is.NoErr(err)
+		is.Equal(found.ResponseBody, want)
+	}
+	if e.DB.Engine() == "sqlite" {
+		w, _ := e.DB.Pools()
+		var refs int
+		is.NoErr(w.QueryRow("SELECT COUNT(*) FROM request_logs WHERE substr(response_body, 1, 1) = x'02'").Scan(&refs))
+		is.Equal(refs, 4) // stored as references to the events
+	}
+}

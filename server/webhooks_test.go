@@ -437,11 +437,13 @@ func TestWebhookRetriesWithBackoffUntilSuccess(t *testing.T) {
 	next, _ = domain.ParseTimestamp(ds[0]["next_attempt_at"].(string))
 	is.Equal(next.Sub(second), time.Minute) // then 1 min
 
+	is.Equal(outboxRows(t, e), int64(1)) // the failed delivery waits in the outbox
 	rc.status.Store(204)
 	e.advance(61 * time.Second)
 	got = rc.requests()
 	is.Equal(len(got), 3)
 	is.Equal(got[2].ID, got[0].ID)
+	is.Equal(outboxRows(t, e), int64(0)) // delivered: the row left the outbox (the attempts stay in the deliveries)
 	ds = e.deliveries(e.Test, epID)
 	is.Equal(ds[0]["status"], "succeeded")
 	is.Equal(ds[0]["attempt"], 3.0)
@@ -860,4 +862,19 @@ func TestTimeTravelDeliversTheEventsJobsEmit(t *testing.T) {
 	}
 	is.True(slices.Contains(types, "checkout.session.created"))
 	is.True(slices.Contains(types, "checkout.session.expired")) // emitted and delivered by the same advance
+}
+
+// outboxRows counts the webhook deliveries still to be made.
+func outboxRows(t *testing.T, e *testEnv) int64 {
+	t.Helper()
+	var n int64
+	err := e.DB.Read(context.Background(), func(tx *db.Tx) error {
+		var err error
+		n, _, err = tx.WebhookBacklog()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

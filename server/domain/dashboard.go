@@ -64,4 +64,8 @@ type RequestLog struct {
 	RequestBody  string
 	ResponseBody string
 	CreatedAt    Time
+	// ResponseEvent, when set, names the event whose object's first ResponseLen bytes are
+	// exactly the response (written only: the log stores a reference instead of a copy).
+	ResponseEvent string
+	ResponseLen   int
 }

@@ -1,0 +1,252 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"troco/db/dbtest"
+	"troco/server/domain"
+)
+
+// TestPaymentColumnsPacked: a payment method's card and billing details are stored packed on
+// SQLite (plain on PostgreSQL) and read back as they were; a row written before packing (plain
+// JSON) reads the same.
+func TestPaymentColumnsPacked(t *testing.T) {
+	is := is.New(t)
+	d := openTest(t, Options{})
+	s := domain.Scope{OrgID: "org_1"}
+	email := "ana@example.com"
+	pm := &domain.PaymentMethod{Type: "credit_card", Card: &domain.PaymentCard{Brand: "visa", Country: "BR", ExpMonth: 12, ExpYear: 2030,
+		Fingerprint: "nEJFsgY92n6DhI5I", Funding: "credit", Last4: "4242", Network: "visa"}, BillingDetails: domain.BillingDetails{Email: &email}}
+	err := d.Write(context.Background(), func(tx *Tx) error {
+		if err := tx.CreatePaymentMethod(s, pm); err != nil {
+			return err
+		}
+		_, err := tx.exec(`INSERT INTO payment_methods (id, org_id, livemode, type, card, billing_details, metadata, created_at, updated_at)
+			VALUES ('pm_old', 'org_1', 0, 'credit_card', ?, ?, '{}', 1, 1)`,
+			`{"brand":"visa","country":"BR","exp_month":12,"exp_year":2030,"fingerprint":"nEJFsgY92n6DhI5I","funding":"credit","last4":"4242","network":"visa"}`,
+			`{"address":null,"email":"ana@example.com","name":null,"phone":null,"document":null,"document_type":null}`)
+		return err
+	})
+	is.NoErr(err)
+	var stored []byte
+	err = d.Read(context.Background(), func(tx *Tx) error {
+		got, err := tx.FindPaymentMethodByID(s, pm.ID)
+		if err != nil {
+			return err
+		}
+		old, err := tx.FindPaymentMethodByID(s, "pm_old")
+		if err != nil {
+			return err
+		}
+		is.Equal(*got.Card, *pm.Card)
+		is.Equal(*got.BillingDetails.Email, email)
+		is.Equal(*old.Card, *pm.Card) // a plain row reads the same
+		is.Equal(*old.BillingDetails.Email, email)
+		return tx.queryRow("SELECT card FROM payment_methods WHERE id = ?", pm.ID).Scan(&stored)
+	})
+	is.NoErr(err)
+	if dbtest.Postgres() {
+		is.Equal(stored[0], byte('{')) // plain JSON text on PostgreSQL
+	} else {
+		is.Equal(stored[0], byte(packV1))
+		is.True(len(stored) < 60) // 133 bytes of JSON
+	}
+}
+
+// TestIdempotentResponseReferencesEvent: a stored response that is exactly the object of an
+// event of its transaction is stored as a reference to it and read back byte for byte; one that
+// differs is stored whole; an event rolled back is never referenced.
+func TestIdempotentResponseReferencesEvent(t *testing.T) {
+	is := is.New(t)
+	d := openTest(t, Options{})
+	s := domain.Scope{OrgID: "org_1"}
+	obj := &domain.Customer{ID: "cus_ref", Object: "customer", Email: strPtrT("ana@example.com"), Metadata: domain.Metadata{"order": "1"},
+		Description: strPtrT(strings.Repeat("a long description ", 5))}
+	body, err := domain.MarshalJSON(obj)
+	is.NoErr(err)
+	other := []byte(strings.Replace(string(body), "ana@", "bia@", 1))
+	err = d.Write(context.Background(), func(tx *Tx) error {
+		if err := tx.InsertEvent(s, &domain.Event{Type: "customer.created", Data: domain.EventData{Object: obj}}); err != nil {
+			return err
+		}
+		if err := tx.StoreIdempotentResponse(s.OrgID, false, "same", 0, IdempotentResponse{Fingerprint: "f", Status: 200, Body: body}); err != nil {
+			return err
+		}
+		if err := tx.StoreIdempotentResponse(s.OrgID, false, "other", 0, IdempotentResponse{Fingerprint: "f", Status: 200, Body: other}); err != nil {
+			return err
+		}
+		// An event undone by its savepoint: the response cannot point at it.
+		undone := &domain.Customer{ID: "cus_undone", Object: "customer", Metadata: domain.Metadata{}, Description: obj.Description}
+		undoneBody, _ := domain.MarshalJSON(undone)
+		_ = tx.Savepoint(func() error {
+			if err := tx.InsertEvent(s, &domain.Event{Type: "customer.created", Data: domain.EventData{Object: undone}}); err != nil {
+				return err
+			}
+			return errors.New("undo")
+		})
+		return tx.StoreIdempotentResponse(s.OrgID, false, "undone", 0, IdempotentResponse{Fingerprint: "f", Status: 200, Body: undoneBody})
+	})
+	is.NoErr(err)
+	raw := func(key string) []byte {
+		var b []byte
+		err := d.Read(context.Background(), func(tx *Tx) error {
+			return tx.queryRow("SELECT response_body FROM idempotency_keys WHERE idem_key = ?", key).Scan(&b)
+		})
+		is.NoErr(err)
+		return b
+	}
+	is.Equal(raw("same")[0], byte(bodyRef)) // a reference…
+	is.True(len(raw("same")) < 40)          // …of about 30 bytes
+	is.True(raw("other")[0] != bodyRef)     // a different body is stored itself
+	is.True(raw("undone")[0] != bodyRef)
+	for key, want := range map[string][]byte{"same": body, "other": other} {
+		r, err := findKey(d, key)
+		is.NoErr(err)
+		is.Equal(string(r.Body), string(want)) // byte for byte what was answered
+	}
+	r, err := findKey(d, "undone")
+	is.NoErr(err)
+	is.True(strings.Contains(string(r.Body), `"cus_undone"`))
+}
+
+// TestObjectIndexesChosen: the queries that list one object's rows (its events, its request log,
+// a payment's charges and ledger entries, a key's requests) use the indexes that start with the
+// object's id, not the organization's whole (org_id, livemode, seq) index.
+func TestObjectIndexesChosen(t *testing.T) {
+	dbtest.SkipOnPostgres(t, "SQLite's query planner")
+	is := is.New(t)
+	d := openTest(t, Options{})
+	for q, index := range map[string]string{
+		"SELECT id FROM events WHERE org_id = ? AND livemode = ? AND object_id = ? ORDER BY seq DESC LIMIT 11":                             "events_object",
+		"SELECT id FROM request_logs WHERE org_id = ? AND livemode = ? AND object_id = ? AND seq < ? ORDER BY seq DESC LIMIT 11":           "request_logs_object",
+		"SELECT id FROM request_logs WHERE org_id = ? AND livemode = ? AND key_id = ? ORDER BY seq DESC LIMIT 11":                          "request_logs_key",
+		"SELECT id FROM charges WHERE org_id = ? AND livemode = ? AND payment_intent_id = ? ORDER BY seq DESC LIMIT 11":                    "charges_intent",
+		"SELECT COUNT(*) FROM charges WHERE org_id = ? AND livemode = ? AND payment_intent_id = ?":                                         "charges_intent",
+		"SELECT id FROM ledger_transactions WHERE org_id = ? AND livemode = ? AND charge_id = ? ORDER BY seq DESC LIMIT 11":                "ledger_transactions_charge",
+		"SELECT id FROM ledger_transactions WHERE org_id = ? AND livemode = ? AND payment_intent_id = ? AND seq > ? ORDER BY seq LIMIT 11": "ledger_transactions_intent",
+		"SELECT id FROM payment_intents WHERE org_id = ? AND livemode = ? AND customer_id = ? ORDER BY seq DESC LIMIT 11":                  "payment_intents_customer",
+		"SELECT id FROM charges WHERE org_id = ? AND livemode = ? AND customer_id = ? ORDER BY seq DESC LIMIT 11":                          "charges_customer",
+		"SELECT id FROM payment_methods WHERE org_id = ? AND livemode = ? AND customer_id = ? ORDER BY seq DESC LIMIT 11":                  "payment_methods_customer",
+	} {
+		var plan strings.Builder
+		err := d.Read(context.Background(), func(tx *Tx) error {
+			rows, err := tx.q.Query("EXPLAIN QUERY PLAN "+q, "x", 0, "y", 1)
+			if err != nil {
+				rows, err = tx.q.Query("EXPLAIN QUERY PLAN "+q, "x", 0, "y")
+			}
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id, parent, notused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+					return err
+				}
+				plan.WriteString(detail + "\n")
+			}
+			return rows.Err()
+		})
+		is.NoErr(err)
+		if !strings.Contains(plan.String(), "USING INDEX "+index+" ") {
+			t.Errorf("%s\nplan: %s want index %s", q, plan.String(), index)
+		}
+	}
+}
+
+// TestElide: a text that holds the row's id is stored without it and read back exactly; texts
+// without the id, with a 0x01 byte of their own, or written before (plain) read as they are.
+func TestElide(t *testing.T) {
+	is := is.New(t)
+	id := "pi_VcElZsSkc8MHycabScGC1zkl"
+	for _, s := range []string{
+		id + "_secret_8oz26GvAj8exITQZVqHSnBjn",
+		"/v1/payment-intents/" + id + "/confirm",
+		"https://example.com/receipts/" + id + "?s=gb07nraNZVESDHEKCTgrwx98",
+		"/v1/payment-intents", "", "odd \x01 path " + id, id,
+	} {
+		stored := elide(s, id)
+		is.Equal(unelide(stored, id), s)
+		if strings.Contains(s, id) && !strings.Contains(s, "\x01") {
+			is.Equal(len(stored), len(s)-len(id)+2)
+		}
+	}
+	is.Equal(unelide("/v1/customers", id), "/v1/customers") // a row written before
+}
+
+// TestFingerprintStoredBinary: a hex fingerprint is kept as its 32 bytes on SQLite and read back
+// as the same hex; any other text is stored as it is.
+func TestFingerprintStoredBinary(t *testing.T) {
+	is := is.New(t)
+	d := openTest(t, Options{})
+	fp := "a8d16723930315804e4d95ffcf5e58d04c67dafd690a1cee0dbefa632068acd6"
+	for key, f := range map[string]string{"hex": fp, "text": "f", "upper": strings.ToUpper(fp)} {
+		err := d.Write(context.Background(), func(tx *Tx) error {
+			return tx.StoreIdempotentResponse("org_1", false, key, 0, IdempotentResponse{Fingerprint: f, Status: 200, Body: []byte(`{}`)})
+		})
+		is.NoErr(err)
+		r, err := findKey(d, key)
+		is.NoErr(err)
+		is.Equal(r.Fingerprint, f)
+	}
+	var n int
+	err := d.Read(context.Background(), func(tx *Tx) error {
+		return tx.queryRow("SELECT LENGTH(fingerprint) FROM idempotency_keys WHERE idem_key = 'hex'").Scan(&n)
+	})
+	is.NoErr(err)
+	if !dbtest.Postgres() {
+		is.Equal(n, 33)
+	}
+}
+
+// TestPackSmall: the short documents of payments round-trip, the most common one in two bytes,
+// and a text that starts with any stored form's first byte still reads back exactly.
+func TestPackSmall(t *testing.T) {
+	is := is.New(t)
+	for _, doc := range []string{
+		knownDocs[0],
+		`{"type":"credit_card","credit_card":{"brand":"visa","last4":"4242","installments":1}}`,
+		`{}`, `["credit_card"]`, "\x01x", "\x02", "\x03\x00", "\x03\x00 and more than twenty-four bytes",
+	} {
+		stored := packSmall([]byte(doc))
+		back, err := unpackJSON(stored)
+		is.NoErr(err)
+		is.Equal(string(back), doc)
+		text, err := unpackText(string(stored))
+		is.NoErr(err)
+		is.Equal(text, doc)
+		st, ok := packSmallText(doc).(string)
+		if !ok {
+			st = string(packSmallText(doc).([]byte))
+		}
+		text, err = unpackText(st)
+		is.NoErr(err)
+		is.Equal(text, doc)
+	}
+	is.Equal(len(packSmall([]byte(knownDocs[0]))), 2)
+}
+
+// BenchmarkPackSmall is the writer's cost of packing the short JSON columns of one card payment
+// (the charge's card details and billing details, the payment method's card, the intent's
+// payment data): go test ./db -run '^$' -bench PackSmall -benchmem
+func BenchmarkPackSmall(b *testing.B) {
+	docs := [][]byte{
+		[]byte(`{"type":"credit_card","card":{"amount_authorized":1000,"authorization_code":"842809","brand":"visa","checks":{"address_line1_check":"unchecked","address_postal_code_check":"unchecked","cvc_check":"pass"},"country":"BR","exp_month":12,"exp_year":2030,"fingerprint":"nEJFsgY92n6DhI5I","funding":"credit","installments":1,"last4":"4242","network":"visa"}}`),
+		[]byte(knownDocs[0]),
+		[]byte(`{"brand":"visa","country":"BR","exp_month":12,"exp_year":2030,"fingerprint":"nEJFsgY92n6DhI5I","funding":"credit","last4":"4242","network":"visa"}`),
+		[]byte(knownDocs[0]),
+		[]byte(`{"type":"credit_card","credit_card":{"brand":"visa","last4":"4242","installments":1}}`),
+	}
+	b.ReportAllocs()
+	for range b.N {
+		for _, d := range docs {
+			_ = packSmall(d)
+		}
+	}
+}
