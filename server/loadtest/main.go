@@ -312,6 +312,10 @@ func (r runResult) print() {
 			// Until the workers stopped, a little longer than the measured window.
 			fmt.Printf("  single writer: busy %.0f%% of the time (in COMMIT %.0f%%), %.1f operations per commit, %.0f µs per operation\n",
 				100*w.busy/r.measured.Seconds(), 100*w.commit/r.measured.Seconds(), w.ops/w.batches, 1e6*w.busy/max(1, w.ops))
+			if w.syncs > 0 {
+				fmt.Printf("  WAL fsync off the writer: %.0f/s, %.2f ms each, %.1f operations made durable by each\n",
+					w.syncs/r.measured.Seconds(), 1e3*w.sync/w.syncs, w.ops/w.syncs)
+			}
 		}
 		fmt.Printf("  server: CPU %.2f cores (%d µs CPU/request)", r.serverCPU.Seconds()/r.measured.Seconds(), r.serverCPU.Microseconds()/int64(reqs))
 		if r.peakRSS > 0 {
@@ -539,7 +543,7 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 	}
 	if w := scrapeWriter(cfg.metricsURL); w.ok && writer0.ok {
 		res.writer = writerCounters{busy: w.busy - writer0.busy, commit: w.commit - writer0.commit,
-			batches: w.batches - writer0.batches, ops: w.ops - writer0.ops, ok: true}
+			batches: w.batches - writer0.batches, ops: w.ops - writer0.ops, syncs: w.syncs - writer0.syncs, sync: w.sync - writer0.sync, ok: true}
 	}
 	res.client = selfCPU() - client0
 	// CPU was sampled until the workers stopped; scale to the measured window.

@@ -247,6 +247,7 @@ func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 // writerCounters are the single writer's cumulative counters read from a server's /metrics.
 type writerCounters struct {
 	busy, commit, batches, ops float64
+	syncs, sync                float64 // fsyncs of the WAL off the writer, and their time
 	ok                         bool
 }
 
@@ -280,6 +281,10 @@ func scrapeWriter(url string) writerCounters {
 			w.batches = v
 		case "troco_db_writer_operations_total":
 			w.ops = v
+		case "troco_db_wal_syncs_total":
+			w.syncs = v
+		case "troco_db_wal_sync_seconds_total":
+			w.sync = v
 		}
 	}
 	return w

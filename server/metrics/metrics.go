@@ -209,7 +209,9 @@ var (
 	writerBatches = prometheus.NewDesc("troco_db_writer_batches_total", "Transactions committed by the single writer (each holds one or more operations).", nil, nil)
 	writerOps     = prometheus.NewDesc("troco_db_writer_operations_total", "Write operations run by the single writer (a batch's size is operations ÷ batches).", nil, nil)
 	writerBusy    = prometheus.NewDesc("troco_db_writer_busy_seconds_total", "Time the single writer spent running batches, COMMIT included (its utilisation is the rate of this counter).", nil, nil)
-	writerCommit  = prometheus.NewDesc("troco_db_writer_commit_seconds_total", "Of troco_db_writer_busy_seconds_total, the time spent in COMMIT (WAL writes, fsync, checkpoints).", nil, nil)
+	writerCommit  = prometheus.NewDesc("troco_db_writer_commit_seconds_total", "Of troco_db_writer_busy_seconds_total, the time spent in COMMIT (WAL writes, checkpoints, and the fsync unless the WAL is synced off the writer).", nil, nil)
+	walSyncs      = prometheus.NewDesc("troco_db_wal_syncs_total", "fsyncs of the SQLite WAL made off the writer (--db-sync FULL); each makes every commit before it durable.", nil, nil)
+	walSync       = prometheus.NewDesc("troco_db_wal_sync_seconds_total", "Time those fsyncs took.", nil, nil)
 )
 
 // writer exposes the single writer's cumulative counters.
@@ -220,6 +222,8 @@ func (w *writer) Describe(ch chan<- *prometheus.Desc) {
 	ch <- writerOps
 	ch <- writerBusy
 	ch <- writerCommit
+	ch <- walSyncs
+	ch <- walSync
 }
 
 func (w *writer) Collect(ch chan<- prometheus.Metric) {
@@ -228,6 +232,8 @@ func (w *writer) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(writerOps, prometheus.CounterValue, float64(st.Txs))
 	ch <- prometheus.MustNewConstMetric(writerBusy, prometheus.CounterValue, st.Busy.Seconds())
 	ch <- prometheus.MustNewConstMetric(writerCommit, prometheus.CounterValue, st.Commit.Seconds())
+	ch <- prometheus.MustNewConstMetric(walSyncs, prometheus.CounterValue, float64(st.Syncs))
+	ch <- prometheus.MustNewConstMetric(walSync, prometheus.CounterValue, st.Sync.Seconds())
 }
 
 var (
