@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"troco/db"
 	"troco/server/card"
@@ -183,6 +184,9 @@ func redactJSON(body []byte) (out, id, object string) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return "", "", ""
+	}
+	if !utf8.Valid(body) { // a refused request's body: keep the log text, as a decoder would
+		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
 	}
 	if !json.Valid(body) {
 		return "[" + itoa(int64(len(body))) + " bytes, not JSON or longer than the log keeps]", "", ""

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/matryer/is"
 )
@@ -81,4 +82,14 @@ func BenchmarkRedactJSON(b *testing.B) {
 	for b.Loop() {
 		redactJSON(body)
 	}
+}
+
+// Bytes that are not UTF-8 in a logged body (a request refused for them is still logged) come
+// out as U+FFFD, as the decode-replace-encode redaction made them: the log is text that the
+// dashboard shows and PostgreSQL's text columns accept.
+func TestRedactJSONInvalidUTF8(t *testing.T) {
+	is := is.New(t)
+	out, _, _ := redactJSON([]byte("{\"email\":\"a@b.c\",\"metadata\":{\"x\":\"\xff\xfe ok\",\"card\":{\"number\":\"\xff4242\"}}}"))
+	is.True(utf8.ValidString(out))
+	is.Equal(out, `{"email":"a@b.c","metadata":{"x":"`+"\uFFFD"+` ok","card":{"number":"[redacted]"}}}`)
 }
