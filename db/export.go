@@ -362,10 +362,14 @@ func plainText(column string, b []byte) (string, error) {
 		return readFingerprint(b), nil
 	}
 	if len(b) > 0 && (b[0] == packV1 || b[0] == packKnown) {
-		doc, err := unpackJSON(b)
-		return string(doc), err
+		var err error
+		if b, err = unpackJSON(b); err != nil {
+			return "", err
+		}
 	}
-	return string(b), nil
+	// A text column cannot hold bytes that are not UTF-8 (a request log body written before
+	// they were replaced when logged): U+FFFD, as a JSON decoder reads them.
+	return strings.ToValidUTF8(string(b), "\uFFFD"), nil
 }
 
 func importValue(raw json.RawMessage) (any, error) {
