@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/matryer/is"
 
@@ -204,4 +205,27 @@ func TestRequestLogResponseFromEvent(t *testing.T) {
 		is.NoErr(w.QueryRow("SELECT COUNT(*) FROM request_logs WHERE substr(response_body, 1, 1) = x'02'").Scan(&refs))
 		is.Equal(refs, 4) // stored as references to the events
 	}
+}
+
+// Bytes that are not UTF-8 in a path or a query value (/v1/customers/cus_%ff) read as U+FFFD:
+// the id or filter finds nothing, a 404 or an empty list on every engine (PostgreSQL refused
+// such a query with a 500), and the request log keeps the request (PostgreSQL refused the line,
+// and with it every line written in the same batch).
+func TestInvalidUTF8InURL(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	r := e.Do("GET", "/v1/customers/cus_%ff%fe", e.Test, nil)
+	is.Equal(r.Status, http.StatusNotFound)
+	is.Equal(r.ErrCode(), "resource_missing")
+	r = e.Do("GET", "/v1/customers?email=%ff&limit=3", e.Test, nil)
+	is.Equal(r.Status, http.StatusOK)
+	is.Equal(e.Do("GET", "/v1/payment-intents/pi_%c3%28", e.Test, nil).Status, http.StatusNotFound)
+	logs := waitLogs(t, e, domain.Scope{OrgID: e.Org.ID}, db.RequestLogFilter{}, 3)
+	is.Equal(len(logs), 3)
+	for _, l := range logs {
+		is.True(utf8.ValidString(l.Path))
+		is.True(utf8.ValidString(l.ObjectID))
+	}
+	is.Equal(logs[2].Path, "/v1/customers/cus_\uFFFD")
+	is.Equal(logs[1].Path, "/v1/customers?email=%EF%BF%BD&limit=3")
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"troco/db"
 	"troco/server/calendar"
@@ -213,7 +214,43 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.BaseURL == "" && s.learned.Load() == nil {
 		s.learnOrigin(r)
 	}
+	validURLText(r)
 	s.handler.ServeHTTP(w, r)
+}
+
+// validURLText replaces, in a request's path and query values, bytes that are not UTF-8 (sent
+// percent-encoded: /v1/customers/cus_%ff) with U+FFFD, as the decoder of a JSON body does: an id
+// or a filter no object can have then finds nothing (404, an empty list) on every engine, where
+// PostgreSQL refused the query (a 500), and the request log can store the path.
+func validURLText(r *http.Request) {
+	if !utf8.ValidString(r.URL.Path) {
+		r.URL.Path = strings.ToValidUTF8(r.URL.Path, "\uFFFD")
+		r.URL.RawPath = ""
+	}
+	raw := r.URL.RawQuery
+	if strings.IndexByte(raw, '%') < 0 {
+		return
+	}
+	if u, err := url.QueryUnescape(raw); err != nil || utf8.ValidString(u) {
+		return // valid, or malformed escapes the handlers already refuse or ignore
+	}
+	parts := strings.Split(raw, "&")
+	for i, p := range parts {
+		k, v, hasV := strings.Cut(p, "=")
+		parts[i] = validQueryPart(k)
+		if hasV {
+			parts[i] += "=" + validQueryPart(v)
+		}
+	}
+	r.URL.RawQuery = strings.Join(parts, "&")
+}
+
+func validQueryPart(raw string) string {
+	u, err := url.QueryUnescape(raw)
+	if err != nil || utf8.ValidString(u) {
+		return raw
+	}
+	return url.QueryEscape(strings.ToValidUTF8(u, "\uFFFD"))
 }
 
 // outsideBase is the public base URL links made outside a request use: --base-url, else the
