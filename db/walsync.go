@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,7 +23,8 @@ import (
 // What changes is visible only to readers: another request may read a commit up to one fsync
 // before it is on disk (a power cut in that window undoes it, and its own caller got no answer).
 // Nothing leaves the process on such a read alone: webhooks and e-mails are leased by a later
-// write, which returns after its own fsync, which covers the earlier commit.
+// write, which returns after its own fsync, which covers the earlier commit, and a duplicate of
+// a keyed request replays the stored response only after WaitDurable.
 
 // syncItem is one committed batch waiting for the fsync that makes it durable.
 type syncItem struct {
@@ -146,4 +148,23 @@ func syncDir(dir string) error {
 		return err
 	}
 	return errors.Join(f.Sync(), f.Close())
+}
+
+// WaitDurable returns once every commit made before the call is on disk: at once unless the
+// WAL is synced off the writer, else after a write of nothing, answered after an fsync that
+// began after it. For a caller about to send out what it read rather than wrote (a replay of a
+// stored response whose own request is still waiting for that fsync).
+func (d *DB) WaitDurable(ctx context.Context) error {
+	if d.syncer == nil {
+		return nil
+	}
+	return d.Write(ctx, func(*Tx) error { return nil })
+}
+
+// SetWALSyncHook sets a function run before each fsync of the WAL made off the writer (tests of
+// callers: it can hold an fsync). Set it before any write.
+func (d *DB) SetWALSyncHook(f func()) {
+	if d.syncer != nil {
+		d.syncer.hook = f
+	}
 }

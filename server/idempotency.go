@@ -108,7 +108,9 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 		slot := st.scope.OrgID + "|" + boolStr(st.scope.Livemode) + "|" + key
 		if !s.idem.acquire(slot) {
 			// Busy: a first run still in progress, or a replay of a stored response.
-			if !s.replayStored(w, r, st) {
+			// The response found may be committed but not yet on disk (its own request is
+			// waiting for the fsync): replayStored waits for it, as that request does.
+			if !s.replayStored(w, r, st, true) {
 				s.writeError(w, r, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyInProgress, Param: "Idempotency-Key",
 					Message: "A request with this Idempotency-Key is still being processed; retry later."})
 			}
@@ -123,7 +125,7 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 				return
 			}
 			if !ok {
-				if !s.replayStored(w, r, st) {
+				if !s.replayStored(w, r, st, false) {
 					s.writeError(w, r, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyInProgress, Param: "Idempotency-Key",
 						Message: "A request with this Idempotency-Key is still being processed; retry later."})
 				}
@@ -131,7 +133,7 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			}
 			defer release()
 		}
-		if s.replayStored(w, r, st) {
+		if s.replayStored(w, r, st, false) {
 			return
 		}
 
@@ -150,8 +152,8 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 
 // replayStored answers r from the response stored for st's key, if there is one: a replay of
 // the same request, or 400 idempotency_key_reused for another body or endpoint. It reports
-// whether it answered.
-func (s *Server) replayStored(w http.ResponseWriter, r *http.Request, st *idemState) bool {
+// whether it answered. durable makes it wait, before a replay, until what it read is on disk.
+func (s *Server) replayStored(w http.ResponseWriter, r *http.Request, st *idemState, durable bool) bool {
 	notBefore := s.cfg.Clock.Now().Add(-idempotencyTTL).Unix()
 	var prior *db.IdempotentResponse
 	err := s.db.Read(r.Context(), func(tx *db.Tx) error {
@@ -168,6 +170,12 @@ func (s *Server) replayStored(w http.ResponseWriter, r *http.Request, st *idemSt
 		s.writeError(w, r, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyKeyReused, Param: "Idempotency-Key",
 			Message: "This Idempotency-Key was already used with a different request body or endpoint."})
 	default:
+		if durable {
+			if err := s.db.WaitDurable(context.WithoutCancel(r.Context())); err != nil {
+				s.writeError(w, r, err)
+				return true
+			}
+		}
 		w.Header().Set("Idempotent-Replayed", "true")
 		writeResult(w, r, prior.Status, bytes.TrimSuffix(prior.Body, []byte("\n")))
 	}
