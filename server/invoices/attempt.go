@@ -85,6 +85,22 @@ func (svc *Service) nextAttempt(tx *db.Tx, a domain.Actor, inv *domain.Invoice, 
 	return attempt{}, paymentInProgress(pi, "")
 }
 
+// InProgress reports whether pi, an invoice's payment intent, is a payment that may still succeed,
+// so that nextAttempt refuses every other payment of the invoice whatever the method: a card
+// pending at the card network (or awaiting its authentication), anything processing, a card
+// authorized and awaiting capture. The hosted invoice page uses it to say so instead of offering
+// a payment that would be refused. A PIX or boleto waiting for the payer is not in progress in
+// this sense: the page shows it and the payer may replace it.
+func InProgress(pi *domain.PaymentIntent) bool {
+	switch pi.Status {
+	case domain.PIStatusProcessing, domain.PIStatusRequiresCapture:
+		return true
+	case domain.PIStatusPending, domain.PIStatusRequiresAction:
+		return slicesHas(pi.PaymentMethodTypes, domain.MethodCreditCard)
+	}
+	return false
+}
+
 // paymentInProgress is the 409 of a payment that cannot start while pi may still pay the
 // invoice; msg replaces the general message.
 func paymentInProgress(pi *domain.PaymentIntent, msg string) *domain.Error {
