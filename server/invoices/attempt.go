@@ -101,6 +101,15 @@ func InProgress(pi *domain.PaymentIntent) bool {
 	return false
 }
 
+// IsPaymentInProgress reports whether err is nextAttempt's refusal: another payment of the
+// invoice is under way (a PIX or boleto the payer may be paying, a card not settled yet), so
+// nothing was attempted. Recurring billing waits for that payment instead of counting a failed
+// attempt.
+func IsPaymentInProgress(err error) bool {
+	e, ok := domain.AsError(err)
+	return ok && e.Status == http.StatusConflict && e.Code == domain.CodeResourceStateConflict
+}
+
 // paymentInProgress is the 409 of a payment that cannot start while pi may still pay the
 // invoice; msg replaces the general message.
 func paymentInProgress(pi *domain.PaymentIntent, msg string) *domain.Error {
