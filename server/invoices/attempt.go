@@ -12,7 +12,9 @@ import (
 // as decided by nextAttempt. At most one field is set; none: create a new payment intent.
 type attempt struct {
 	// Reapply is an intent whose live processor call (reserved by an earlier run of the same
-	// request) has been made: confirming it again applies the answer.
+	// request) has been made: confirming it again applies the answer. Only a request for the
+	// intent's own method reapplies it; another method is refused while the answer is awaited
+	// (a PIX asked for would otherwise answer with the card's intent).
 	Reapply *domain.PaymentIntent
 	// Keep is a PIX or boleto still waiting for the payer for the amount due now, by the method
 	// asked for: it is still good, nothing new starts.
@@ -55,7 +57,7 @@ func (svc *Service) nextAttempt(tx *db.Tx, a domain.Actor, inv *domain.Invoice, 
 		if err != nil {
 			return attempt{}, err
 		}
-		if open && method != "" {
+		if open && method != "" && slicesHas(pi.PaymentMethodTypes, method) {
 			return attempt{Reapply: pi}, nil
 		}
 		held, err := svc.Payments.PixAutoInFlight(tx, a.Scope, pi)
