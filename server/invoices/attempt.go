@@ -76,15 +76,26 @@ func (svc *Service) nextAttempt(tx *db.Tx, a domain.Actor, inv *domain.Invoice, 
 			return attempt{Keep: pi}, nil
 		}
 		if !payer {
-			return attempt{}, paymentInProgress(pi, "")
+			return attempt{}, paymentInProgress(pi, fmt.Sprintf("A %s of this invoice (payment intent %s) is waiting for the payer; wait until it is paid or expires, or cancel it (POST /v1/payment-intents/%s/cancel) first.", methodName(pi), pi.ID, pi.ID))
 		}
 		if _, err := svc.Payments.CancelIfOpen(tx, a, pi.ID, "abandoned"); err != nil {
 			return attempt{}, paymentInProgress(pi, "")
 		}
 		return attempt{}, nil
 	}
-	// Authorized and awaiting capture (it may yet be captured), or succeeded.
+	if pi.Status == domain.PIStatusRequiresCapture {
+		return attempt{}, paymentInProgress(pi, fmt.Sprintf("A card payment of this invoice (payment intent %s) is authorized and awaiting capture; capture it to pay the invoice, or cancel it (POST /v1/payment-intents/%s/cancel) first.", pi.ID, pi.ID))
+	}
+	// Succeeded (the invoice is being marked paid).
 	return attempt{}, paymentInProgress(pi, "")
+}
+
+// methodName is how a 409 names a waiting payment: PIX or boleto.
+func methodName(pi *domain.PaymentIntent) string {
+	if slicesHas(pi.PaymentMethodTypes, domain.MethodBoleto) {
+		return "boleto"
+	}
+	return "PIX"
 }
 
 // InProgress reports whether pi, an invoice's payment intent, is a payment that may still succeed,
