@@ -342,9 +342,8 @@ func (d *DB) pipelinedWriter() {
 				inFlight = false
 			}
 		}
-		d.commitOpen(b)
+		inFlight = d.commitOpen(b)
 		b = nil
-		inFlight = true
 	}
 }
 
@@ -397,8 +396,8 @@ func (d *DB) runInBatch(b *openBatch, r *writeReq) {
 }
 
 // commitOpen commits b and answers its writes: at once, or through the syncer once the WAL is
-// on disk.
-func (d *DB) commitOpen(b *openBatch) {
+// on disk. It reports whether it handed them to the syncer.
+func (d *DB) commitOpen(b *openBatch) (synced bool) {
 	commitStart := time.Now()
 	commitErr := b.sqlTx.Commit()
 	if commitErr != nil {
@@ -418,6 +417,7 @@ func (d *DB) commitOpen(b *openBatch) {
 	d.stats.commitNs.Add(int64(commit))
 	if d.syncer != nil && commitErr == nil {
 		d.syncer.in <- syncItem{reqs: b.reqs, results: b.results, events: b.events}
+		synced = true
 	} else {
 		if d.onEvent != nil {
 			for _, e := range b.events {
@@ -432,6 +432,7 @@ func (d *DB) commitOpen(b *openBatch) {
 	if b.st != nil {
 		d.wstmts.prepare(b.st.missed)
 	}
+	return synced
 }
 
 // commitBatch runs batch in one transaction and commits it.

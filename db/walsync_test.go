@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -90,4 +91,36 @@ func TestNoSyncerWithoutFullSyncOnAFile(t *testing.T) {
 	is.NoErr(err)
 	defer d.Close()
 	is.True(d.syncer == nil)
+}
+
+// A commit that fails is answered at once, and the writer does not then wait for the syncer to
+// finish a commit it never got (a lone client's next write would hang).
+func TestFullSyncFailedCommitThenNextWrite(t *testing.T) {
+	is := is.New(t)
+	d := openTest(t, Options{Synchronous: "FULL"})
+	ctx := context.Background()
+	is.NoErr(d.Write(ctx, func(tx *Tx) error {
+		if _, err := tx.exec("CREATE TABLE t_parent (id INTEGER PRIMARY KEY)"); err != nil {
+			return err
+		}
+		_, err := tx.exec("CREATE TABLE t_child (p INTEGER REFERENCES t_parent (id) DEFERRABLE INITIALLY DEFERRED)")
+		return err
+	}))
+	// The orphan row passes its statement and fails the deferred check at COMMIT.
+	err := d.Write(ctx, func(tx *Tx) error {
+		_, err := tx.exec("INSERT INTO t_child (p) VALUES (42)")
+		return err
+	})
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), "db: commit"))
+	for i := range 3 {
+		done := make(chan error, 1)
+		go func() { done <- d.Write(ctx, func(tx *Tx) error { return tx.PutSetting("after", "x") }) }()
+		select {
+		case err := <-done:
+			is.NoErr(err)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("write %d after a failed commit never returned", i+1)
+		}
+	}
 }

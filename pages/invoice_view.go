@@ -26,6 +26,10 @@ type InvoicePage struct {
 	Message   string // the outcome of the last action (a decline), already translated
 	Pix       *domain.PixData
 	Boleto    *domain.BoletoData
+	// InProgress: a payment of the invoice may still succeed (a card pending at the card
+	// network, processing, or authorized awaiting capture); the page says so and offers no
+	// other payment, which would be refused.
+	InProgress bool
 }
 
 var invoiceMessages = map[string][2]string{
@@ -63,6 +67,7 @@ var invoiceMessages = map[string][2]string{
 	"sim_expire":     {"Simular expiração", "Simulate expiration"},
 	"lang_switch":    {"English", "Português"},
 	"doc":            {"CPF/CNPJ", "Tax ID"},
+	"in_progress":    {"Um pagamento desta fatura está em processamento. Aguarde a confirmação: não é preciso pagar de novo.", "A payment of this invoice is being processed. Wait for its confirmation: there is no need to pay again."},
 	"nothing_due":    {"Nada a pagar.", "Nothing is due."},
 	"boleto_payer":   {"O boleto precisa do CPF/CNPJ e do endereço de quem paga:", "A boleto needs the payer's CPF/CNPJ and address:"},
 	"addr_line1":     {"Endereço (rua)", "Street"},
@@ -137,7 +142,7 @@ func (p *InvoicePage) Day(t domain.Time) string {
 
 // Payable says whether the page offers payment.
 func (p *InvoicePage) Payable() bool {
-	return (p.Inv.Status == domain.InvoiceOpen || p.Inv.Status == domain.InvoiceUncollectible) && p.Inv.AmountRemaining > 0
+	return (p.Inv.Status == domain.InvoiceOpen || p.Inv.Status == domain.InvoiceUncollectible) && p.Inv.AmountRemaining > 0 && !p.InProgress
 }
 
 // Sandbox says whether the invoice is a test-mode one (the yellow bar).

@@ -41,6 +41,30 @@ func TestBrowserHostedInvoice(t *testing.T) {
 	is.Equal(e.Do("GET", "/v1/invoices/"+inv.Str("id"), e.Test, nil).Str("status"), "paid")
 }
 
+// TestBrowserHostedInvoicePaymentInProgress: after a card the network has not answered yet, the
+// hosted invoice page says the payment is being processed and has no form; screenshots.
+func TestBrowserHostedInvoicePaymentInProgress(t *testing.T) {
+	is := is.New(t)
+	br := newChrome(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza"}).Str("id")
+	inv := e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 3,
+		"lines": []any{map[string]any{"amount": 19900, "description": "Plano Pro — novembro"}}})
+	f := e.Do("POST", "/v1/invoices/"+inv.Str("id")+"/finalize", e.Test, nil)
+	br.do("pay by a card left pending", chromedp.Navigate(e.URL()+hostedPath(t, f.Str("hosted_invoice_url"))),
+		chromedp.SendKeys(`input[name="number"]`, "4000009000000433", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="exp_month"]`, "12", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="exp_year"]`, "2031", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="cvc"]`, "123", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="holder_name"]`, "ANA SOUZA", chromedp.ByQuery),
+		chromedp.Click(tid("invoice-pay-card"), chromedp.ByQuery),
+		chromedp.WaitVisible(tid("invoice-in-progress"), chromedp.ByQuery),
+	)
+	is.True(!br.has("invoice-card-form"))
+	is.Equal(br.text("invoice-status"), "Em aberto")
+	br.shootAs("invoice-in-progress", false)
+}
+
 // TestBrowserHostedInvoiceBoletoPayer: a customer without a CPF/CNPJ or address types them in
 // the boleto form of the hosted invoice page and gets the boleto; screenshots of the form.
 func TestBrowserHostedInvoiceBoletoPayer(t *testing.T) {

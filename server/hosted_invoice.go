@@ -68,7 +68,11 @@ func (s *Server) handleHostedInvoice() http.Handler {
 		}
 		lang, _ := pageLang(r)
 		p := s.invoicePage(r, v, secret, lang)
-		if code := r.URL.Query().Get("e"); code != "" {
+		code := r.URL.Query().Get("e")
+		if code == domain.CodeResourceStateConflict && (p.InProgress || !p.Payable()) {
+			code = "" // refused while a payment is under way or once settled: the page says which
+		}
+		if code != "" {
 			p.Message = lang.DeclineText(code, "")
 			if m := p.ParamMessage(r.URL.Query().Get("p")); m != "" {
 				p.Message = m // the boleto's payer data: say which is missing or invalid
@@ -85,7 +89,9 @@ func (s *Server) invoicePage(r *http.Request, v *invoiceView, secret string, lan
 	if nonce, ok := r.Context().Value(hostedNonceKey{}).(string); ok {
 		p.CSPNonce = nonce
 	}
-	if v.pi != nil && v.pi.Waiting() && v.pi.PaymentData != nil && (v.inv.Status == domain.InvoiceOpen || v.inv.Status == domain.InvoiceUncollectible) {
+	open := v.inv.Status == domain.InvoiceOpen || v.inv.Status == domain.InvoiceUncollectible
+	p.InProgress = open && v.pi != nil && invoices.InProgress(v.pi)
+	if v.pi != nil && v.pi.Waiting() && v.pi.PaymentData != nil && open {
 		p.Pix, p.Boleto = v.pi.PaymentData.Pix, v.pi.PaymentData.Boleto
 	}
 	return p

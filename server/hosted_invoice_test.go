@@ -162,3 +162,52 @@ func TestHostedInvoiceBoletoAsksForThePayer(t *testing.T) {
 	is.True(b.get(res.Location).testID("invoice-boleto"))
 	is.Equal(e.Do("GET", "/v1/customers/"+cus, e.Test, nil).Body["document"], nil) // not saved on the customer
 }
+
+// TestHostedInvoicePaymentInProgress: while a card payment of an invoice may still succeed (pending
+// at the card network, processing, or authorized and awaiting the merchant's capture) the hosted
+// page says a payment is being processed and offers no way to pay again; a payment posted anyway
+// (a page loaded before) is refused without the generic "something went wrong". Once the payment
+// settles the page shows the invoice paid.
+func TestHostedInvoicePaymentInProgress(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza"}).Str("id")
+	b := e.newBrowser(t)
+	for _, number := range []string{"4000009000000433", "4000009000000425", "4000000000003220"} {
+		inv := e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 2,
+			"lines": []any{map[string]any{"amount": 5000, "description": "Mensalidade"}}})
+		id := inv.Str("id")
+		hosted := e.Do("POST", "/v1/invoices/"+id+"/finalize", e.Test, nil).Str("hosted_invoice_url")
+		pg := b.get(hostedPath(t, hosted))
+		is.True(pg.testID("invoice-card-form"))
+		secret := pg.hidden().Get("s")
+		r := b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"credit_card"}, "number": {number}, "exp_month": {"12"},
+			"exp_year": {"2031"}, "cvc": {"123"}, "holder_name": {"Ana Souza"}})
+		is.Equal(r.Status, 303)
+		is.True(!strings.Contains(r.Location, "&e="))
+		pg = b.get(r.Location)
+		is.True(pg.testID("invoice-in-progress")) // the customer is told the payment is under way
+		is.True(!pg.testID("invoice-card-form"))  // and not invited to pay again
+		is.True(!pg.testID("invoice-pay-pix"))    // nor by PIX
+		is.Equal(pg.textOf("invoice-status"), "Em aberto")
+
+		r = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"pix"}}) // a page loaded before
+		is.Equal(r.Status, 303)
+		is.True(strings.Contains(r.Location, "e=resource_state_conflict"))
+		pg = b.get(r.Location)
+		is.True(pg.testID("invoice-in-progress"))
+		is.True(!strings.Contains(pg.Body, "Algo deu errado")) // not a generic error
+		en := b.get(r.Location + "&lang=en")
+		is.True(strings.Contains(en.textOf("invoice-in-progress"), "being processed"))
+
+		pi := e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("payment_intent")
+		if number == "4000000000003220" {
+			is.Equal(e.Do("POST", "/v1/payment-intents/"+pi+"/capture", e.Test, nil).Status, 200)
+		} else {
+			is.Equal(e.Do("POST", "/v1/test-helpers/payment-intents/"+pi+"/succeed", e.Test, nil).Status, 200)
+		}
+		pg = b.get(hostedPath(t, hosted))
+		is.Equal(pg.textOf("invoice-status"), "Paga")
+		is.True(!pg.testID("invoice-in-progress"))
+	}
+}

@@ -199,7 +199,8 @@ func TestLiveInvoiceNoSecondPaymentWhileACardAnswerIsLost(t *testing.T) {
 	is.Equal(oob.Status, 409) // the card may have paid it
 	is.Equal(oob.ErrCode(), "resource_state_conflict")
 	pix := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Live, map[string]any{"payment_method_type": "pix"})
-	is.Equal(pix.Str("payment_intent"), first) // no PIX started beside the card
+	is.Equal(pix.Status, 409) // no PIX started beside the card, and not a 200 with the card's intent
+	is.Equal(pix.ErrCode(), "resource_state_conflict")
 	inv := e.Do("GET", "/v1/invoices/"+id, e.Live, nil)
 	is.Equal(inv.Str("status"), "open")
 	is.Equal(inv.Str("payment_intent"), first)
@@ -213,4 +214,48 @@ func TestLiveInvoiceNoSecondPaymentWhileACardAnswerIsLost(t *testing.T) {
 	is.Equal(inv.Str("payment_intent"), first)
 	is.Equal(inv.Body["paid_out_of_band"], false)
 	is.Equal(e.Cielo.ChargeCount(), 1)
+}
+
+// TestInvoicePayRefusalsSayWhatToDo: while a PIX or boleto waits for the payer, or a card is
+// authorized awaiting capture, the merchant's saved-card pay and paid_out_of_band are 409s that
+// say what unblocks them (cancel the intent, or capture it); after a cancel the invoice is
+// recorded as paid out of band.
+func TestInvoicePayRefusalsSayWhatToDo(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza", "document": "529.982.247-25",
+		"address": map[string]any{"line1": "Rua das Flores", "number": "100", "neighborhood": "Centro", "city": "São Paulo", "state": "SP", "postal_code": "01001-000"}}).Str("id")
+	open := func() string {
+		id := e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 5,
+			"lines": []any{map[string]any{"amount": 25000, "description": "Mensalidade"}}}).Str("id")
+		is.Equal(e.Do("POST", "/v1/invoices/"+id+"/finalize", e.Test, nil).Status, 200)
+		return id
+	}
+	for _, method := range []string{"boleto", "pix"} {
+		id := open()
+		pi := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"payment_method_type": method}).Str("payment_intent")
+		r := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"paid_out_of_band": true})
+		is.Equal(r.Status, 409)
+		is.Equal(r.ErrCode(), "resource_state_conflict")
+		is.True(strings.Contains(r.ErrMessage(), "waiting for the payer"))
+		is.True(strings.Contains(r.ErrMessage(), "/v1/payment-intents/"+pi+"/cancel"))
+		is.Equal(e.Do("POST", "/v1/payment-intents/"+pi+"/cancel", e.Test, nil).Status, 200)
+		r = e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"paid_out_of_band": true})
+		is.Equal(r.Str("status"), "paid")
+		is.Equal(r.Body["paid_out_of_band"], true)
+	}
+
+	id := open()
+	hosted := e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("hosted_invoice_url")
+	b := e.newBrowser(t)
+	secret := b.get(hostedPath(t, hosted)).hidden().Get("s")
+	res := b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"credit_card"}, "number": {"4000000000003220"}, "exp_month": {"12"},
+		"exp_year": {"2031"}, "cvc": {"123"}, "holder_name": {"Ana Souza"}})
+	is.Equal(res.Status, 303)
+	pi := e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("payment_intent")
+	is.Equal(e.Do("GET", "/v1/payment-intents/"+pi, e.Test, nil).Str("status"), "requires_capture")
+	r := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"paid_out_of_band": true})
+	is.Equal(r.Status, 409)
+	is.True(strings.Contains(r.ErrMessage(), "awaiting capture"))
+	is.True(strings.Contains(r.ErrMessage(), "/v1/payment-intents/"+pi+"/cancel"))
 }

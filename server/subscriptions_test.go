@@ -727,3 +727,50 @@ func TestProrationLineDateIsTheCustomersDay(t *testing.T) {
 	}
 	is.True(found)
 }
+
+// TestSubscriptionRetryWaitsForThePayersPayment: during dunning, a customer who starts a PIX on the
+// hosted invoice page is paying: the retry due meanwhile does not charge the card, and is not a
+// failed attempt (no invoice.payment_failed, no "payment failed" e-mail, no step towards the
+// final cancelation). When the PIX is paid the subscription is active; when it expires instead,
+// dunning goes on with the next retry.
+func TestSubscriptionRetryWaitsForThePayersPayment(t *testing.T) {
+	for _, pays := range []bool{true, false} {
+		is := is.New(t)
+		e := newEnv(t)
+		cus := e.payCustomer(e.Test, "ana@example.com")
+		good := e.subSavedCard(cus, "4242424242424242")
+		price := e.coPrice(e.Test, "Plano", 2990, map[string]any{"interval": "month"})
+		id := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": good}).Str("id")
+		bad := e.subSavedCard(cus, "4000009000000623")
+		is.Equal(e.Do("POST", "/v1/subscriptions/"+id, e.Test, map[string]any{"default_payment_method": bad}).Status, 200)
+		end := e.sub(id).Time("current_period_end")
+		e.travel(end)
+		inv := e.sub(id).Str("latest_invoice")
+		is.Equal(e.subEventCount("invoice.payment_failed", inv), 1)
+
+		pix := e.Do("POST", "/v1/invoices/"+inv+"/pay", e.Test, map[string]any{"payment_method_type": "pix"}) // as the hosted page does
+		is.Equal(pix.Status, 200)
+		pi := pix.Str("payment_intent")
+		attempts := pix.Num("attempt_count")
+		e.travel(end.Add(3*24*time.Hour + time.Minute)) // the first retry is due
+		ir := e.Do("GET", "/v1/invoices/"+inv, e.Test, nil)
+		is.Equal(ir.Str("payment_intent"), pi) // the PIX is still the invoice's payment
+		is.Equal(ir.Num("attempt_count"), attempts)
+		is.Equal(ir.Body["last_payment_error"] == nil || digStr(ir.Body, "last_payment_error.code") != "resource_state_conflict", true)
+		is.Equal(e.subEventCount("invoice.payment_failed", inv), 1) // not a failed attempt
+		is.Equal(e.sub(id).Str("status"), "past_due")
+
+		if pays {
+			is.Equal(e.Do("POST", "/v1/test-helpers/payment-intents/"+pi+"/succeed", e.Test, nil).Status, 200)
+			is.Equal(e.Do("GET", "/v1/invoices/"+inv, e.Test, nil).Str("status"), "paid")
+			is.Equal(e.sub(id).Str("status"), "active")
+			continue
+		}
+		is.Equal(e.Do("POST", "/v1/test-helpers/payment-intents/"+pi+"/expire", e.Test, nil).Status, 200)
+		e.travel(e.Clock.Now().Add(time.Hour))
+		ir = e.Do("GET", "/v1/invoices/"+inv, e.Test, nil)
+		is.Equal(ir.Str("status"), "open")
+		is.True(ir.Time("next_payment_attempt").After(e.Clock.Now())) // dunning goes on
+		is.Equal(e.sub(id).Str("status"), "past_due")
+	}
+}

@@ -192,6 +192,12 @@ func (c cardCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscripti
 		}
 		return Waiting, nil
 	}
+	if invoices.IsPaymentInProgress(err) {
+		// The customer is paying (a PIX or boleto from the hosted invoice page) or a card has
+		// not settled: nothing was attempted. The job looks again once that payment settles
+		// (settledUnhandled starts the next retry if it fails).
+		return Waiting, nil
+	}
 	e, ok := domain.AsError(err)
 	if !ok {
 		return Failed, err

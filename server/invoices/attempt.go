@@ -12,7 +12,9 @@ import (
 // as decided by nextAttempt. At most one field is set; none: create a new payment intent.
 type attempt struct {
 	// Reapply is an intent whose live processor call (reserved by an earlier run of the same
-	// request) has been made: confirming it again applies the answer.
+	// request) has been made: confirming it again applies the answer. Only a request for the
+	// intent's own method reapplies it; another method is refused while the answer is awaited
+	// (a PIX asked for would otherwise answer with the card's intent).
 	Reapply *domain.PaymentIntent
 	// Keep is a PIX or boleto still waiting for the payer for the amount due now, by the method
 	// asked for: it is still good, nothing new starts.
@@ -55,7 +57,7 @@ func (svc *Service) nextAttempt(tx *db.Tx, a domain.Actor, inv *domain.Invoice, 
 		if err != nil {
 			return attempt{}, err
 		}
-		if open && method != "" {
+		if open && method != "" && slicesHas(pi.PaymentMethodTypes, method) {
 			return attempt{Reapply: pi}, nil
 		}
 		held, err := svc.Payments.PixAutoInFlight(tx, a.Scope, pi)
@@ -74,15 +76,51 @@ func (svc *Service) nextAttempt(tx *db.Tx, a domain.Actor, inv *domain.Invoice, 
 			return attempt{Keep: pi}, nil
 		}
 		if !payer {
-			return attempt{}, paymentInProgress(pi, "")
+			return attempt{}, paymentInProgress(pi, fmt.Sprintf("A %s of this invoice (payment intent %s) is waiting for the payer; wait until it is paid or expires, or cancel it (POST /v1/payment-intents/%s/cancel) first.", methodName(pi), pi.ID, pi.ID))
 		}
 		if _, err := svc.Payments.CancelIfOpen(tx, a, pi.ID, "abandoned"); err != nil {
 			return attempt{}, paymentInProgress(pi, "")
 		}
 		return attempt{}, nil
 	}
-	// Authorized and awaiting capture (it may yet be captured), or succeeded.
+	if pi.Status == domain.PIStatusRequiresCapture {
+		return attempt{}, paymentInProgress(pi, fmt.Sprintf("A card payment of this invoice (payment intent %s) is authorized and awaiting capture; capture it to pay the invoice, or cancel it (POST /v1/payment-intents/%s/cancel) first.", pi.ID, pi.ID))
+	}
+	// Succeeded (the invoice is being marked paid).
 	return attempt{}, paymentInProgress(pi, "")
+}
+
+// methodName is how a 409 names a waiting payment: PIX or boleto.
+func methodName(pi *domain.PaymentIntent) string {
+	if slicesHas(pi.PaymentMethodTypes, domain.MethodBoleto) {
+		return "boleto"
+	}
+	return "PIX"
+}
+
+// InProgress reports whether pi, an invoice's payment intent, is a payment that may still succeed,
+// so that nextAttempt refuses every other payment of the invoice whatever the method: a card
+// pending at the card network (or awaiting its authentication), anything processing, a card
+// authorized and awaiting capture. The hosted invoice page uses it to say so instead of offering
+// a payment that would be refused. A PIX or boleto waiting for the payer is not in progress in
+// this sense: the page shows it and the payer may replace it.
+func InProgress(pi *domain.PaymentIntent) bool {
+	switch pi.Status {
+	case domain.PIStatusProcessing, domain.PIStatusRequiresCapture:
+		return true
+	case domain.PIStatusPending, domain.PIStatusRequiresAction:
+		return slicesHas(pi.PaymentMethodTypes, domain.MethodCreditCard)
+	}
+	return false
+}
+
+// IsPaymentInProgress reports whether err is nextAttempt's refusal: another payment of the
+// invoice is under way (a PIX or boleto the payer may be paying, a card not settled yet), so
+// nothing was attempted. Recurring billing waits for that payment instead of counting a failed
+// attempt.
+func IsPaymentInProgress(err error) bool {
+	e, ok := domain.AsError(err)
+	return ok && e.Status == http.StatusConflict && e.Code == domain.CodeResourceStateConflict
 }
 
 // paymentInProgress is the 409 of a payment that cannot start while pi may still pay the
