@@ -14,6 +14,7 @@ import (
 	"troco/db"
 	"troco/db/dbtest"
 	"troco/server"
+	"troco/server/domain"
 )
 
 // With --db-sync FULL the WAL is synced beside the writer, so a write's commit is visible to
@@ -31,14 +32,31 @@ func TestIdempotentReplayWaitsForTheDisk(t *testing.T) {
 	is.NoErr(err)
 	t.Cleanup(func() { full.Close() })
 	var hold atomic.Bool
+	var scope atomic.Pointer[domain.Scope]
+	// Hold the first fsync after the first request's commit is visible (other writes, such as
+	// request log lines, are synced as usual before it).
+	committed := func() bool {
+		s := scope.Load()
+		if s == nil {
+			return false
+		}
+		found := false
+		_ = full.Read(context.Background(), func(tx *db.Tx) error {
+			_, err := tx.FindCustomerByEmail(*s, "durable@example.com")
+			found = err == nil
+			return nil
+		})
+		return found
+	}
 	entered, release := make(chan struct{}, 64), make(chan struct{})
 	full.SetWALSyncHook(func() {
-		if hold.Load() {
+		if hold.Load() && committed() {
 			entered <- struct{}{}
 			<-release
 		}
 	})
 	e := newEnvAt(t, path, dir, func(c *server.Config) { c.DB = full })
+	scope.Store(&domain.Scope{OrgID: e.Org.ID, Livemode: false})
 	var once sync.Once
 	unhold := func() { hold.Store(false); once.Do(func() { close(release) }) }
 	t.Cleanup(unhold)                                               // before the server closes, even when the test fails
