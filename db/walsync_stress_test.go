@@ -22,6 +22,7 @@ import (
 // after a reopen; one that failed left nothing; OnEvent saw exactly the events of the writes
 // that returned nil, each only once an fsync had begun after its write.
 func TestFullSyncPipelineStress(t *testing.T) {
+	sqliteOnly(t)
 	is := is.New(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "stress.db")

@@ -10,12 +10,14 @@ import (
 
 	"github.com/matryer/is"
 
+	"troco/db/dbtest"
 	"troco/server/domain"
 )
 
 // With synchronous FULL, a Write returns, and OnEvent sees its events, only after an fsync of
 // the WAL that began after its commit; the writer meanwhile goes on with the next batch.
 func TestFullSyncAnswersAfterTheWALIsSynced(t *testing.T) {
+	sqliteOnly(t)
 	is := is.New(t)
 	var seen atomic.Int64
 	d := openTest(t, Options{Synchronous: "FULL", OnEvent: func(*domain.Event) { seen.Add(1) }})
@@ -75,6 +77,7 @@ func TestFullSyncAnswersAfterTheWALIsSynced(t *testing.T) {
 
 // An fsync that fails fails the writes it was to make durable.
 func TestFullSyncFailureFailsTheWrite(t *testing.T) {
+	sqliteOnly(t)
 	is := is.New(t)
 	d := openTest(t, Options{Synchronous: "FULL"})
 	d.syncer.hook = func() { d.syncer.path = filepath.Join(t.TempDir(), "missing-wal") }
@@ -96,6 +99,7 @@ func TestNoSyncerWithoutFullSyncOnAFile(t *testing.T) {
 // A commit that fails is answered at once, and the writer does not then wait for the syncer to
 // finish a commit it never got (a lone client's next write would hang).
 func TestFullSyncFailedCommitThenNextWrite(t *testing.T) {
+	sqliteOnly(t)
 	is := is.New(t)
 	d := openTest(t, Options{Synchronous: "FULL"})
 	ctx := context.Background()
@@ -122,5 +126,13 @@ func TestFullSyncFailedCommitThenNextWrite(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("write %d after a failed commit never returned", i+1)
 		}
+	}
+}
+
+// sqliteOnly skips a test of the SQLite WAL syncer when the tests run on PostgreSQL.
+func sqliteOnly(t *testing.T) {
+	t.Helper()
+	if dbtest.Postgres() {
+		t.Skip("the WAL syncer is SQLite's")
 	}
 }
