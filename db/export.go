@@ -329,7 +329,7 @@ func (d *DB) Import(ctx context.Context, r io.Reader, replace bool) (ExportStats
 		return st, fmt.Errorf("db: import: commit: %w", err)
 	}
 	// The writer's connection commits without an fsync when the syncer makes them (walsync.go).
-	if err := d.syncWAL(); err != nil {
+	if err := d.WaitDurable(ctx); err != nil {
 		return st, fmt.Errorf("db: import: %w", err)
 	}
 	return st, nil

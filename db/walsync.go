@@ -100,17 +100,6 @@ func (s *walSyncer) run(d *DB) {
 	}
 }
 
-// syncWAL returns once an fsync of the WAL that began after the call has completed (at once
-// when the WAL is not synced off the writer). For writes made on the writer's pool directly.
-func (d *DB) syncWAL() error {
-	if d.syncer == nil {
-		return nil
-	}
-	r := &writeReq{err: make(chan error, 1)}
-	d.syncer.in <- syncItem{reqs: []*writeReq{r}, results: []error{nil}}
-	return <-r.err
-}
-
 // sync fsyncs the WAL file the database uses now. The file is opened once and reopened if
 // SQLite replaced it (a new inode: it deletes the WAL when its last connection closes); when it
 // is (re)opened, its directory is synced too, so its name is on disk as well.
@@ -151,14 +140,29 @@ func syncDir(dir string) error {
 }
 
 // WaitDurable returns once every commit made before the call is on disk: at once unless the
-// WAL is synced off the writer, else after a write of nothing, answered after an fsync that
-// began after it. For a caller about to send out what it read rather than wrote (a replay of a
-// stored response whose own request is still waiting for that fsync).
+// WAL is synced off the writer, else after an fsync that began after the call (every commit is
+// handed to the syncer as it is made). For a caller about to send out what it read rather than
+// wrote (a replay of a stored response whose own request is still waiting for that fsync), and
+// for writes made on the writer's pool directly (import).
 func (d *DB) WaitDurable(ctx context.Context) error {
 	if d.syncer == nil {
 		return nil
 	}
-	return d.Write(ctx, func(*Tx) error { return nil })
+	r := &writeReq{err: make(chan error, 1)}
+	d.mu.Lock()
+	if d.closed.Load() {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	// Open while the queue is: the writer closes the syncer's input only after the queue.
+	d.syncer.in <- syncItem{reqs: []*writeReq{r}, results: []error{nil}}
+	d.mu.Unlock()
+	select {
+	case err := <-r.err:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // SetWALSyncHook sets a function run before each fsync of the WAL made off the writer (tests of
