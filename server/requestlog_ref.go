@@ -13,12 +13,7 @@ import (
 // the object again when it is read (the same redaction of the same bytes, so the log shows what
 // it would have stored).
 
-func init() {
-	db.RedactLogBody = func(b []byte) string {
-		out, _, _ := redactJSON(b)
-		return out
-	}
-}
+func init() { db.RedactLogBody = redactBody }
 
 // answeredEvent is the last event of the transaction a write committed, noted on the request
 // log's writer so that logRequest can compare it with the response.

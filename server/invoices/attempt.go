@@ -1,6 +1,7 @@
 package invoices
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -117,17 +118,24 @@ func InProgress(pi *domain.PaymentIntent) bool {
 // IsPaymentInProgress reports whether err is nextAttempt's refusal: another payment of the
 // invoice is under way (a PIX or boleto the payer may be paying, a card not settled yet), so
 // nothing was attempted. Recurring billing waits for that payment instead of counting a failed
-// attempt.
+// attempt. Other 409s of the same code (an invoice already paid, say) are not it.
 func IsPaymentInProgress(err error) bool {
-	e, ok := domain.AsError(err)
-	return ok && e.Status == http.StatusConflict && e.Code == domain.CodeResourceStateConflict
+	var p *inProgressError
+	return errors.As(err, &p)
 }
+
+// inProgressError marks nextAttempt's 409 (IsPaymentInProgress); it answers as the *domain.Error
+// it wraps.
+type inProgressError struct{ e *domain.Error }
+
+func (p *inProgressError) Error() string { return p.e.Error() }
+func (p *inProgressError) Unwrap() error { return p.e }
 
 // paymentInProgress is the 409 of a payment that cannot start while pi may still pay the
 // invoice; msg replaces the general message.
-func paymentInProgress(pi *domain.PaymentIntent, msg string) *domain.Error {
+func paymentInProgress(pi *domain.PaymentIntent, msg string) error {
 	if msg == "" {
 		msg = fmt.Sprintf("A payment of this invoice is in progress (payment intent %s is %s); wait for it to settle.", pi.ID, pi.Status)
 	}
-	return &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict, Message: msg}
+	return &inProgressError{&domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeResourceStateConflict, Message: msg}}
 }

@@ -1,6 +1,8 @@
 package invoices
 
 import (
+	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/matryer/is"
@@ -40,4 +42,19 @@ func TestPageLines(t *testing.T) {
 	e, ok := domain.AsError(err)
 	is.True(ok)
 	is.Equal(e.Param, "starting_after")
+}
+
+// Recurring billing waits only for nextAttempt's refusal, not for any 409 of the same code.
+func TestIsPaymentInProgressOnlyForNextAttemptsRefusal(t *testing.T) {
+	pi := &domain.PaymentIntent{ID: "pi_1", Status: domain.PIStatusProcessing}
+	refusal := paymentInProgress(pi, "")
+	if !IsPaymentInProgress(refusal) || !IsPaymentInProgress(fmt.Errorf("collect: %w", refusal)) {
+		t.Fatal("nextAttempt's refusal is not recognised")
+	}
+	if e, ok := domain.AsError(refusal); !ok || e.Status != http.StatusConflict || e.Code != domain.CodeResourceStateConflict {
+		t.Fatalf("the refusal does not answer as a 409 resource_state_conflict: %v", refusal)
+	}
+	if IsPaymentInProgress(stateConflict(&domain.Invoice{ID: "in_1", Status: domain.InvoicePaid}, "paid")) {
+		t.Fatal("an invoice already paid is taken for a payment in progress")
+	}
 }
