@@ -239,12 +239,15 @@ func (s *Server) acquireSharedSlot(ctx context.Context, st *idemState) (release 
 		}
 		// The database is away (a restart): keep trying for a while in the background, so a
 		// retry of this request is not refused until the slot's lease runs out.
+		// Every second at most, so a retry is not refused long after the database is back.
 		go func() {
-			for wait := 100 * time.Millisecond; wait < sharedSlotLease; wait *= 2 {
+			wait := 100 * time.Millisecond
+			for waited := time.Duration(0); waited < sharedSlotLease; waited += wait {
 				time.Sleep(wait)
 				if err := free(); err == nil || errors.Is(err, db.ErrClosed) {
 					return
 				}
+				wait = min(2*wait, time.Second)
 			}
 		}()
 	}
