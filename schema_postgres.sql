@@ -920,3 +920,13 @@ DROP INDEX ledger_transactions_intent;
 CREATE INDEX ledger_transactions_intent ON ledger_transactions (payment_intent_id, livemode, seq);
 DROP INDEX ledger_transactions_charge;
 CREATE INDEX ledger_transactions_charge ON ledger_transactions (charge_id, livemode, seq);
+
+-- migrate: 420
+-- Fewer indexes per payment (schema.sql's 420).
+DROP INDEX request_logs_created;
+DROP INDEX payment_intents_created;
+CREATE INDEX payment_intents_succeeded ON payment_intents (org_id, livemode, created_at, payment_method_type, amount_received) WHERE status = 'succeeded';
+DROP INDEX ledger_transactions_charge;
+DROP INDEX email_outbox_due;
+CREATE INDEX email_outbox_due ON email_outbox (next_attempt_at) WHERE status = 'pending';
+DROP INDEX email_outbox_event_kind;

@@ -355,13 +355,39 @@ func (tx *Tx) FindRequestLog(s domain.Scope, id string) (*domain.RequestLog, err
 	return l, tx.resolveLogBodies(s, l)
 }
 
-// DeleteRequestLogsBefore removes at most limit entries older than cutoff (retention).
+// DeleteRequestLogsBefore removes at most limit entries older than cutoff (retention), oldest
+// first: it reads the log in seq order (the primary key, no other index) and stops at the first
+// entry logged at or after cutoff. Entries are logged with the clock of the moment, so seq order
+// is time order and every entry before that one is older than cutoff; should the clock ever
+// step back, an entry waits until those logged before it have expired too (the log is never
+// read past its first entry still inside the period).
 func (tx *Tx) DeleteRequestLogsBefore(cutoff int64, limit int) (int64, error) {
-	res, err := tx.exec("DELETE FROM request_logs WHERE seq IN (SELECT seq FROM request_logs WHERE created_at < ? ORDER BY created_at LIMIT ?)", cutoff, limit)
+	rows, err := tx.query("SELECT seq, created_at FROM request_logs ORDER BY seq LIMIT ?", limit)
 	if err != nil {
+		return 0, translate(err, "find old request logs")
+	}
+	var last, n int64
+	for rows.Next() {
+		var seq, created int64
+		if err := rows.Scan(&seq, &created); err != nil {
+			rows.Close()
+			return 0, translate(err, "find old request logs")
+		}
+		if created >= cutoff {
+			break
+		}
+		last, n = seq, n+1
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, translate(err, "find old request logs")
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if _, err := tx.exec("DELETE FROM request_logs WHERE seq <= ?", last); err != nil {
 		return 0, translate(err, "delete request logs")
 	}
-	n, _ := res.RowsAffected()
 	return n, nil
 }
 
@@ -373,7 +399,8 @@ type MethodVolume struct {
 }
 
 // VolumeByMethod sums the amount received by succeeded payment intents created in [since, until)
-// per payment method type (served by the (org_id, livemode, created_at) index).
+// per payment method type (served by the payment_intents_succeeded index alone: it holds only
+// succeeded intents, which the literal status = 'succeeded' lets the planner use).
 func (tx *Tx) VolumeByMethod(s domain.Scope, since, until int64) ([]MethodVolume, error) {
 	rows, err := tx.query(`SELECT COALESCE(payment_method_type, ''), COUNT(*), COALESCE(SUM(amount_received), 0) FROM payment_intents
 		WHERE org_id = ? AND livemode = ? AND created_at >= ? AND created_at < ? AND status = 'succeeded' GROUP BY 1 ORDER BY 1`,

@@ -533,6 +533,9 @@ type Tx struct {
 	// whose event is no longer in events was rolled back): a stored idempotent response that is
 	// exactly an event's object points at it instead of holding a copy.
 	eventData map[string][]byte
+	// emails are the messages each event of this transaction queued, by event id (an entry whose
+	// event was rolled back is never asked for: event ids are not reused).
+	emails map[string][]QueuedEmail
 }
 
 // Savepoint runs fn in a nested savepoint: an error from fn undoes only fn's writes.

@@ -16,10 +16,18 @@ func (tx *Tx) enqueueEmail(s domain.Scope, e *domain.Event) error {
 	if !ok {
 		return nil
 	}
+	id := domain.NewID(domain.PrefixEmail)
 	_, err := tx.exec(`INSERT INTO email_outbox (id, org_id, livemode, kind, event_id, related_object, next_attempt_at, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		domain.NewID(domain.PrefixEmail), s.OrgID, boolInt(s.Livemode), t.Kind, e.ID, t.RelatedObject, tx.now(), tx.now(), tx.now())
-	return translate(err, "enqueue email")
+		id, s.OrgID, boolInt(s.Livemode), t.Kind, e.ID, t.RelatedObject, tx.now(), tx.now(), tx.now())
+	if err != nil {
+		return translate(err, "enqueue email")
+	}
+	if tx.emails == nil {
+		tx.emails = map[string][]QueuedEmail{}
+	}
+	tx.emails[e.ID] = append(tx.emails[e.ID], QueuedEmail{ID: id, Kind: t.Kind})
+	return nil
 }
 
 // EmailClaim is an outbox message leased to one delivery attempt.
@@ -230,22 +238,11 @@ type QueuedEmail struct {
 	Kind string `json:"kind"`
 }
 
-// EmailsForEvent returns the messages an event queued (troco trigger prints them).
-func (tx *Tx) EmailsForEvent(eventID string) ([]QueuedEmail, error) {
-	rows, err := tx.query("SELECT id, kind FROM email_outbox WHERE event_id = ? ORDER BY seq", eventID)
-	if err != nil {
-		return nil, translate(err, "emails for event")
-	}
-	defer rows.Close()
-	var out []QueuedEmail
-	for rows.Next() {
-		var q QueuedEmail
-		if err := rows.Scan(&q.ID, &q.Kind); err != nil {
-			return nil, translate(err, "scan email")
-		}
-		out = append(out, q)
-	}
-	return out, translate(rows.Err(), "emails for event")
+// EmailsForEvent returns the messages an event inserted by this transaction queued (troco
+// trigger prints them). An event queues its messages in the transaction that inserts it
+// (enqueueEmail), so they are known here without an index on the outbox's event_id.
+func (tx *Tx) EmailsForEvent(eventID string) []QueuedEmail {
+	return tx.emails[eventID]
 }
 
 // RenewEmailLease extends a claim's lease until leaseUntil just before a slow step (an SMTP

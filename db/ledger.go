@@ -58,6 +58,17 @@ func (tx *Tx) ListTransactions(s domain.Scope, f TransactionFilter, p ListParams
 		w.add("payment_intent_id = ?", f.PaymentIntent)
 	}
 	if f.Charge != "" {
+		// A charge's entries are found through its payment intent's index (every entry of a
+		// charge carries the charge's intent; an intent has a handful of entries): the ledger
+		// keeps no index of its own on charge_id.
+		if f.PaymentIntent == "" {
+			var pi string
+			err := tx.queryRow("SELECT payment_intent_id FROM charges WHERE id = ? AND org_id = ? AND livemode = ?", f.Charge, s.OrgID, boolInt(s.Livemode)).Scan(&pi)
+			if err != nil && translate(err, "") != ErrNotFound {
+				return nil, false, translate(err, "find charge")
+			}
+			w.add("payment_intent_id = ?", pi) // "" (no entry) for a charge not in scope
+		}
 		w.add("charge_id = ?", f.Charge)
 	}
 	if f.Type != "" {

@@ -159,3 +159,72 @@ func TestEventsPackedAndPlain(t *testing.T) {
 }
 
 func strPtrT(s string) *string { return &s }
+
+// TestRequestLogRetentionBySeq: request log retention deletes, oldest first and in batches, every
+// entry logged before the cutoff, keeps those inside the period, and finds them through the
+// primary key (there is no index on created_at): it stops at the first entry still inside the
+// period instead of reading the rest of the log.
+func TestRequestLogRetentionBySeq(t *testing.T) {
+	is := is.New(t)
+	clk := clock.NewOffset(clock.Real{}, -10*24*time.Hour)
+	d := openTest(t, Options{Clock: clk})
+	s := domain.Scope{OrgID: "org_1"}
+	n := 0
+	log := func(count int) {
+		err := d.Write(context.Background(), func(tx *Tx) error {
+			for range count {
+				n++
+				l := &domain.RequestLog{ID: fmt.Sprintf("req_%d", n), Method: "GET", Path: "/v1/customers", Status: 200, KeyID: "key_1"}
+				if err := tx.InsertRequestLogRow(PrepareRequestLog(s, l)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		is.NoErr(err)
+	}
+	log(4000) // ten days ago
+	clk.Advance(2 * 24 * time.Hour)
+	log(100) // eight days ago
+	clk.Advance(8 * 24 * time.Hour)
+	log(10) // now
+	clk.Advance(-8 * 24 * time.Hour)
+	log(1) // the clock stepped back: logged after the new ones, eight days "ago"
+	clk.Advance(8 * 24 * time.Hour)
+	batches := d.WriterStats().Batches
+	cutoff := time.Now().Add(-7 * 24 * time.Hour).Unix()
+	deleted, err := d.DeleteInBatches(context.Background(), 2000, func(tx *Tx, limit int) (int64, error) {
+		return tx.DeleteRequestLogsBefore(cutoff, limit)
+	})
+	is.NoErr(err)
+	is.Equal(deleted, int64(4100))                      // every entry older than seven days…
+	is.Equal(d.WriterStats().Batches-batches, int64(3)) // …in batches: 2,000 + 2,000 + 100
+	err = d.Read(context.Background(), func(tx *Tx) error {
+		logs, _, err := tx.ListRequestLogs(s, RequestLogFilter{}, ListParams{Limit: 100})
+		if err != nil {
+			return err
+		}
+		is.Equal(len(logs), 11) // the ten of today, and the one logged after them
+		is.Equal(logs[0].ID, "req_4111")
+		is.Equal(logs[10].ID, "req_4101")
+		return nil
+	})
+	is.NoErr(err)
+	again, err := d.DeleteInBatches(context.Background(), 2000, func(tx *Tx, limit int) (int64, error) {
+		return tx.DeleteRequestLogsBefore(cutoff, limit)
+	})
+	is.NoErr(err)
+	is.Equal(again, int64(0))
+	if !dbtest.Postgres() {
+		err = d.Read(context.Background(), func(tx *Tx) error {
+			var detail string
+			var a, b, c int
+			if err := tx.q.QueryRow("EXPLAIN QUERY PLAN SELECT seq, created_at FROM request_logs ORDER BY seq LIMIT 2000").Scan(&a, &b, &c, &detail); err != nil {
+				return err
+			}
+			is.Equal(detail, "SCAN request_logs") // the table in rowid order, no sort, no index
+			return nil
+		})
+		is.NoErr(err)
+	}
+}

@@ -314,11 +314,7 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 			for _, ep := range eps {
 				queued[te.Event.ID+" "+ep] = true
 			}
-			mails, err := tx.EmailsForEvent(te.Event.ID)
-			if err != nil {
-				return err
-			}
-			res.Emails = append(res.Emails, mails...)
+			res.Emails = append(res.Emails, tx.EmailsForEvent(te.Event.ID)...)
 		}
 		return nil
 	})
