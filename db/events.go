@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -23,8 +24,15 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	if err != nil {
 		return fmt.Errorf("db: encode: %w", err)
 	}
+	oid := objectID(e.Data.Object, data)
+	var stored any
+	if tx.pg {
+		stored = string(data)
+	} else {
+		stored = packJSON(elideObjectID(data, oid))
+	}
 	_, err = tx.exec("INSERT INTO events (id, org_id, livemode, type, request_id, data, object_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, tx.textDoc(packJSON(data), string(data)), objectID(e.Data.Object, data), tx.now())
+		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, stored, oid, tx.now())
 	if err != nil {
 		return translate(err, "insert event")
 	}
@@ -39,20 +47,44 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	return tx.enqueueWebhooks(s, e)
 }
 
-const eventCols = "id, org_id, livemode, type, request_id, data, created_at"
+const eventCols = "id, org_id, livemode, type, request_id, data, object_id, created_at"
+
+// elideObjectID leaves the object's id out of an event's encoded data: every occurrence (the
+// object's own id, and texts that hold it, such as a payment intent's client secret or a
+// charge's receipt URL) is replaced by the byte 0x01, which encoded JSON never holds (control
+// characters are escaped). The events table holds the id in object_id, and its 27 random
+// characters are the part of a payload that packing cannot shrink. restoreObjectID puts it back
+// when the row is read; data that already holds a 0x01 byte is stored as it is.
+func elideObjectID(data []byte, oid string) []byte {
+	if oid == "" || bytes.IndexByte(data, 0x01) >= 0 || bytes.IndexByte([]byte(oid), 0x01) >= 0 {
+		return data
+	}
+	return bytes.ReplaceAll(data, []byte(oid), []byte{0x01})
+}
+
+// restoreObjectID is the data elideObjectID stored for an event whose object_id is oid (rows
+// written before, and rows written on PostgreSQL, hold no 0x01 byte and read as they are).
+func restoreObjectID(data []byte, oid string) []byte {
+	if oid == "" || bytes.IndexByte(data, 0x01) < 0 {
+		return data
+	}
+	return bytes.ReplaceAll(data, []byte{0x01}, []byte(oid))
+}
 
 func scanEvent(s scanner) (*domain.Event, error) {
 	var e domain.Event
 	var live int
 	var stored []byte
+	var oid string
 	var created int64
-	if err := s.Scan(&e.ID, &e.Organization, &live, &e.Type, &e.Request.ID, &stored, &created); err != nil {
+	if err := s.Scan(&e.ID, &e.Organization, &live, &e.Type, &e.Request.ID, &stored, &oid, &created); err != nil {
 		return nil, err
 	}
 	data, err := unpackJSON(stored)
 	if err != nil {
 		return nil, err
 	}
+	data = restoreObjectID(data, oid)
 	e.Object = "event"
 	e.Livemode = live == 1
 	e.CreatedAt = domain.Unix(created)

@@ -290,6 +290,9 @@ func (d *DB) Import(ctx context.Context, r io.Reader, replace bool) (ExportStats
 			}
 			row[i] = v
 		}
+		if d.pg && cur.Table == "events" {
+			restoreEventRow(cur.Columns, row)
+		}
 		batch = append(batch, row)
 		if len(batch)*len(cur.Columns) >= 5000 {
 			if err := flush(); err != nil {
@@ -370,6 +373,28 @@ func plainText(column string, b []byte) (string, error) {
 	// A text column cannot hold bytes that are not UTF-8 (a request log body written before
 	// they were replaced when logged): U+FFFD, as a JSON decoder reads them.
 	return strings.ToValidUTF8(string(b), "\uFFFD"), nil
+}
+
+// restoreEventRow puts an event's object id back into its data (elideObjectID) when a SQLite
+// dump is imported into PostgreSQL, where event data is plain JSON text.
+func restoreEventRow(columns []string, row []any) {
+	data, oid := -1, -1
+	for i, c := range columns {
+		switch c {
+		case "data":
+			data = i
+		case "object_id":
+			oid = i
+		}
+	}
+	if data < 0 || oid < 0 {
+		return
+	}
+	if text, ok := row[data].(string); ok {
+		if id, ok := row[oid].(string); ok {
+			row[data] = string(restoreObjectID([]byte(text), id))
+		}
+	}
 }
 
 func importValue(raw json.RawMessage) (any, error) {

@@ -136,6 +136,11 @@ func TestExportImportPackedValues(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(l.ResponseBody, "redacted:"+string(body))
 		is.Equal(l.Path, "/v1/customers/cus_exported")
+		if dst.pg { // event data is whole JSON text again on PostgreSQL (SQLite leaves the object's id out)
+			var data string
+			is.NoErr(tx.queryRow("SELECT data FROM events WHERE id = ?", evID).Scan(&data))
+			is.Equal(data, `{"object":`+string(body)+`}`)
+		}
 		return nil
 	}))
 }

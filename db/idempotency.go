@@ -99,13 +99,15 @@ func (tx *Tx) eventObject(orgID string, livemode bool, ref []byte) ([]byte, erro
 		return nil, fmt.Errorf("db: stored response: bad event reference")
 	}
 	var data []byte
-	err = tx.queryRow("SELECT data FROM events WHERE id = ? AND org_id = ? AND livemode = ?", string(id), orgID, boolInt(livemode)).Scan(&data)
+	var oid string
+	err = tx.queryRow("SELECT data, object_id FROM events WHERE id = ? AND org_id = ? AND livemode = ?", string(id), orgID, boolInt(livemode)).Scan(&data, &oid)
 	if err != nil {
 		return nil, translate(err, "stored response's event")
 	}
 	if data, err = unpackJSON(data); err != nil {
 		return nil, err
 	}
+	data = restoreObjectID(data, oid)
 	end := uint64(len(eventObjectPrefix)) + n
 	if !bytes.HasPrefix(data, eventObjectPrefix) || end > uint64(len(data)) {
 		return nil, fmt.Errorf("db: stored response: event %s does not hold it", string(id))

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -315,4 +316,73 @@ func TestLedgerByChargeThroughIntent(t *testing.T) {
 	_, err = list("ch_b", ListParams{Limit: 10, StartingAfter: ids["ch_a"][0]}) // same intent, other charge
 	var ce *CursorError
 	is.True(errors.As(err, &ce))
+}
+
+// TestEventObjectIDNotStoredTwice: an event's data is stored without its object's id (the row
+// holds it in object_id) on SQLite and read back byte for byte, through every reader (the event,
+// the object's events, a stored response pointing at it), whatever field holds the id; rows
+// written before read as they were.
+func TestEventObjectIDNotStoredTwice(t *testing.T) {
+	is := is.New(t)
+	d := openTest(t, Options{})
+	s := domain.Scope{OrgID: "org_1"}
+	cus := &domain.Customer{ID: "cus_VcFU44UD7YnpQHgcADKarkno", Object: "customer", Email: strPtrT("ana@example.com"), Metadata: domain.Metadata{},
+		Description: strPtrT(strings.Repeat("a long description ", 5))}
+	raw := json.RawMessage(`{"object":"thing","id":"thing_1","note":"the id is not first"}`)
+	body, err := domain.MarshalJSON(cus)
+	is.NoErr(err)
+	events := map[string]*domain.Event{}
+	err = d.Write(context.Background(), func(tx *Tx) error {
+		for _, e := range []*domain.Event{
+			{Type: "customer.created", Data: domain.EventData{Object: cus}},
+			{Type: "customer.updated", Data: domain.EventData{Object: cus, PreviousAttributes: map[string]any{"id": "cus_other"}}},
+			{Type: "thing.created", Data: domain.EventData{Object: raw}},
+		} {
+			if err := tx.InsertEvent(s, e); err != nil {
+				return err
+			}
+			events[e.Type] = e
+		}
+		_, err := tx.exec(`INSERT INTO events (id, org_id, livemode, type, data, object_id, created_at) VALUES ('evt_old', 'org_1', 0, 'customer.created', ?, ?, 1)`,
+			`{"object":`+string(body)+`}`, cus.ID)
+		if err != nil {
+			return err
+		}
+		return tx.StoreIdempotentResponse(s.OrgID, false, "k", 0, IdempotentResponse{Fingerprint: "f", Status: 200, Body: body})
+	})
+	is.NoErr(err)
+	want := func(e *domain.Event) string {
+		b, err := domain.MarshalJSON(e.Data)
+		is.NoErr(err)
+		return string(b)
+	}
+	err = d.Read(context.Background(), func(tx *Tx) error {
+		for _, e := range events {
+			got, err := tx.FindEventByID(s, e.ID)
+			is.NoErr(err)
+			is.Equal(want(got), want(e)) // read back exactly
+			var stored []byte
+			is.NoErr(tx.queryRow("SELECT data FROM events WHERE id = ?", e.ID).Scan(&stored))
+			plain, err := unpackJSON(stored)
+			is.NoErr(err)
+			_, isCustomer := e.Data.Object.(*domain.Customer)
+			oid := cus.ID
+			if !isCustomer {
+				oid = "thing_1"
+			}
+			is.Equal(strings.Contains(string(plain), oid), dbtest.Postgres()) // the id left out on SQLite (it is in object_id)
+		}
+		old, err := tx.FindEventByID(s, "evt_old")
+		is.NoErr(err)
+		is.Equal(want(old), `{"object":`+string(body)+`}`)
+		list, err := tx.ListEventsForObject(s, cus.ID, 10)
+		is.NoErr(err)
+		is.Equal(len(list), 3)
+		is.Equal(want(list[1]), want(events["customer.updated"]))
+		return nil
+	})
+	is.NoErr(err)
+	r, err := findKey(d, "k")
+	is.NoErr(err)
+	is.Equal(string(r.Body), string(body)) // the stored response points at the event: still exact
 }
