@@ -1111,3 +1111,9 @@ DROP INDEX ledger_transactions_charge;
 DROP INDEX email_outbox_due;
 CREATE INDEX email_outbox_due ON email_outbox (next_attempt_at) WHERE status = 'pending';
 DROP INDEX email_outbox_event_kind;
+
+-- migrate: 421
+-- An unfiltered list of payment intents reads the status index once per status (a payment
+-- intent's status is always one of eight, db.piStatuses), so the (org_id, livemode, seq) index
+-- is not needed: one index entry less per payment intent, and none to write at create.
+DROP INDEX payment_intents_scope;

@@ -930,3 +930,7 @@ DROP INDEX ledger_transactions_charge;
 DROP INDEX email_outbox_due;
 CREATE INDEX email_outbox_due ON email_outbox (next_attempt_at) WHERE status = 'pending';
 DROP INDEX email_outbox_event_kind;
+
+-- migrate: 421
+-- Unfiltered payment intent lists read the status index once per status (schema.sql's 421).
+DROP INDEX payment_intents_scope;

@@ -26,6 +26,30 @@ type Range struct {
 type filter struct {
 	where []string
 	args  []any
+	// union, when set, says that every row of the table has col equal to one of values and that
+	// the table has an index on (scope…, col, seq) but none on (scope…, seq): a page is then
+	// read as the union of one short seq-ordered range per value (unionOf).
+	union *unionOn
+}
+
+// unionOn is a column whose every stored value is known (filter.union).
+type unionOn struct {
+	col    string
+	values []string
+}
+
+// unionOf is the query of the seqs of the first n rows matching where, in order (ASC or DESC),
+// for an unfiltered list whose table keeps no (scope…, seq) index: one range of the
+// (scope…, col, seq) index per value of col, each at most n entries long, merged by seq. args
+// are the arguments of where; the returned ones are those of the whole query.
+func unionOf(table, where string, args []any, u *unionOn, order string, n int64) (string, []any) {
+	parts := make([]string, len(u.values))
+	all := make([]any, 0, len(u.values)*(len(args)+1))
+	for i, v := range u.values {
+		parts[i] = fmt.Sprintf("SELECT seq FROM (SELECT seq FROM %s WHERE %s AND %s = ? ORDER BY seq %s LIMIT %d) AS u%d", table, where, u.col, order, n, i)
+		all = append(append(all, args...), v)
+	}
+	return strings.Join(parts, " UNION ALL "), all
 }
 
 func (f *filter) add(clause string, args ...any) {
@@ -85,7 +109,13 @@ func page[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(s
 		order = "ASC"
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY seq %s LIMIT %d", cols, table, strings.Join(f.where, " AND "), order, p.Limit+1)
-	out, err := scanRows(tx, table, q, f.args, scan)
+	args := f.args
+	if f.union != nil {
+		var seqs string
+		seqs, args = unionOf(table, strings.Join(f.where, " AND "), f.args, f.union, order, int64(p.Limit+1))
+		q = fmt.Sprintf("SELECT %s FROM %s WHERE seq IN (%s) ORDER BY seq %s LIMIT %d", cols, table, seqs, order, p.Limit+1)
+	}
+	out, err := scanRows(tx, table, q, args, scan)
 	if err != nil {
 		return nil, false, err
 	}
@@ -116,7 +146,14 @@ func numberedPage[T any](tx *Tx, table, cols string, f filter, p ListParams, sca
 	if offset >= total {
 		return nil, false, nil
 	}
-	out, err := scanRows(tx, table, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY seq DESC LIMIT %d OFFSET %d", cols, table, where, p.Limit, offset), f.args, scan)
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY seq DESC LIMIT %d OFFSET %d", cols, table, where, p.Limit, offset)
+	args := f.args
+	if f.union != nil {
+		var seqs string
+		seqs, args = unionOf(table, where, f.args, f.union, "DESC", offset+int64(p.Limit))
+		q = fmt.Sprintf("SELECT %s FROM %s WHERE seq IN (%s) ORDER BY seq DESC LIMIT %d OFFSET %d", cols, table, seqs, p.Limit, offset)
+	}
+	out, err := scanRows(tx, table, q, args, scan)
 	if err != nil {
 		return nil, false, err
 	}

@@ -3,6 +3,7 @@ package db
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"troco/server/domain"
 )
@@ -114,6 +115,9 @@ func (tx *Tx) CreatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) erro
 	if pi.Metadata == nil {
 		pi.Metadata = domain.Metadata{}
 	}
+	if err := checkPIStatus(pi.Status); err != nil {
+		return err
+	}
 	types, err := payJSON(pi.PaymentMethodTypes)
 	if err != nil {
 		return err
@@ -146,6 +150,9 @@ func (tx *Tx) FindPaymentIntentAnyScope(id string) (*domain.PaymentIntent, domai
 func (tx *Tx) UpdatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) error {
 	pi.UpdatedAt = domain.At(tx.Now)
 	pi.RefreshNextAction()
+	if err := checkPIStatus(pi.Status); err != nil {
+		return err
+	}
 	types, err := payJSON(pi.PaymentMethodTypes)
 	if err != nil {
 		return err
@@ -174,6 +181,19 @@ func (tx *Tx) UpdatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) erro
 	return affectedOne(res, err, "update payment intent")
 }
 
+// piStatuses are the statuses a payment intent is stored with (checkPIStatus): an unfiltered
+// list reads the payment_intents_status index once per status.
+var piStatuses = []string{domain.PIStatusRequiresPaymentMethod, domain.PIStatusRequiresConfirmation, domain.PIStatusRequiresAction,
+	domain.PIStatusPending, domain.PIStatusProcessing, domain.PIStatusRequiresCapture, domain.PIStatusSucceeded, domain.PIStatusCanceled}
+
+// checkPIStatus refuses to store a status an unfiltered list would not read.
+func checkPIStatus(status string) error {
+	if !slices.Contains(piStatuses, status) {
+		return fmt.Errorf("db: payment intent status %q is not one of the stored statuses", status)
+	}
+	return nil
+}
+
 // PaymentIntentFilter narrows ListPaymentIntents.
 type PaymentIntentFilter struct {
 	Status   string
@@ -194,6 +214,10 @@ func (tx *Tx) ListPaymentIntents(s domain.Scope, f PaymentIntentFilter, p ListPa
 	}
 	if f.Customer != "" {
 		w.add("customer_id = ?", f.Customer)
+	}
+	if f.Status == "" && f.Customer == "" {
+		// No (org_id, livemode, seq) index: the status index, one range per status.
+		w.union = &unionOn{col: "status", values: piStatuses}
 	}
 	return page(tx, "payment_intents", paymentIntentCols, w, p, func(s scanner) (*domain.PaymentIntent, error) {
 		pi, _, err := scanPaymentIntent(s)

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
 	"troco/db/dbtest"
+	"troco/server/clock"
 	"troco/server/domain"
 )
 
@@ -385,4 +387,124 @@ func TestEventObjectIDNotStoredTwice(t *testing.T) {
 	r, err := findKey(d, "k")
 	is.NoErr(err)
 	is.Equal(string(r.Body), string(body)) // the stored response points at the event: still exact
+}
+
+// TestPaymentIntentListWithoutScopeIndex: with no (org_id, livemode, seq) index, an unfiltered
+// list of payment intents (one range of the status index per status, merged) pages exactly as
+// the newest-first order of every intent of the scope, forwards, backwards, by page number and
+// within a created range, and reads no more than a page per status; a status the list would not
+// read is refused when stored.
+func TestPaymentIntentListWithoutScopeIndex(t *testing.T) {
+	is := is.New(t)
+	clk := clock.NewOffset(clock.Real{}, -time.Hour)
+	d := openTest(t, Options{Clock: clk})
+	s := domain.Scope{OrgID: "org_1"}
+	var want []string // newest first
+	var created []int64
+	err := d.Write(context.Background(), func(tx *Tx) error {
+		for i := range 57 {
+			if i%10 == 0 {
+				clk.Advance(time.Minute)
+				tx.Now = clk.Now().UTC().Truncate(time.Second)
+			}
+			pi := &domain.PaymentIntent{Status: domain.PIStatusRequiresPaymentMethod, Amount: int64(100 + i), Currency: "brl",
+				CaptureMethod: "automatic", InterestPayer: "organization", PaymentMethodTypes: []string{"credit_card"}}
+			if err := tx.CreatePaymentIntent(domain.Scope{OrgID: []string{"org_1", "org_2"}[i%5/4]}, pi); err != nil {
+				return err
+			}
+			if i%5 == 4 {
+				continue // another organization's
+			}
+			pi.Status = piStatuses[(i*3)%len(piStatuses)]
+			if err := tx.UpdatePaymentIntent(s, pi); err != nil {
+				return err
+			}
+			want = append([]string{pi.ID}, want...)
+			created = append([]int64{tx.Now.Unix()}, created...)
+		}
+		pi := &domain.PaymentIntent{Status: "lost", Currency: "brl", PaymentMethodTypes: []string{"credit_card"}}
+		is.True(tx.CreatePaymentIntent(s, pi) != nil) // not a stored status
+		return nil
+	})
+	is.NoErr(err)
+	list := func(p ListParams) ([]string, bool) {
+		var ids []string
+		var more bool
+		err := d.Read(context.Background(), func(tx *Tx) error {
+			pis, m, err := tx.ListPaymentIntents(s, PaymentIntentFilter{}, p)
+			for _, pi := range pis {
+				ids = append(ids, pi.ID)
+			}
+			more = m
+			return err
+		})
+		is.NoErr(err)
+		return ids, more
+	}
+	for _, limit := range []int{1, 3, 10, 100} {
+		var got []string
+		p := ListParams{Limit: limit}
+		for {
+			ids, more := list(p)
+			got = append(got, ids...)
+			if !more {
+				break
+			}
+			p.StartingAfter = ids[len(ids)-1]
+		}
+		is.Equal(got, want) // forwards, page after page
+		got = nil
+		p = ListParams{Limit: limit, EndingBefore: want[len(want)-1]}
+		for {
+			ids, more := list(p)
+			got = append(ids, got...)
+			if !more {
+				break
+			}
+			p.EndingBefore = ids[0]
+		}
+		is.Equal(got, want[:len(want)-1]) // backwards
+		var total int64
+		got = nil
+		for page := 1; ; page++ {
+			ids, more := list(ListParams{Limit: limit, Page: page, Total: &total})
+			got = append(got, ids...)
+			if !more {
+				break
+			}
+		}
+		is.Equal(got, want) // by page number
+		is.Equal(total, int64(len(want)))
+	}
+	from := created[20]
+	ids, _ := list(ListParams{Limit: 100, Created: Range{Gte: &from}})
+	n := 0
+	for n < len(created) && created[n] >= from {
+		n++
+	}
+	is.Equal(ids, want[:n]) // a created range
+	if !dbtest.Postgres() {
+		err = d.Read(context.Background(), func(tx *Tx) error {
+			seqs, args := unionOf("payment_intents", "org_id = ? AND livemode = ?", []any{"org_1", 0}, &unionOn{"status", piStatuses}, "DESC", 11)
+			rows, err := tx.q.Query("EXPLAIN QUERY PLAN SELECT id FROM payment_intents WHERE seq IN ("+seqs+") ORDER BY seq DESC LIMIT 11", args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			var plan strings.Builder
+			for rows.Next() {
+				var a, b, c int
+				var detail string
+				if err := rows.Scan(&a, &b, &c, &detail); err != nil {
+					return err
+				}
+				plan.WriteString(detail + "\n")
+			}
+			is.True(!strings.Contains(plan.String(), "SCAN payment_intents"))        // no walk over the table…
+			is.True(!strings.Contains(plan.String(), "TEMP B-TREE"))                 // …nor a sort of it
+			is.True(strings.Contains(plan.String(), "INDEX payment_intents_status")) // one range per status
+			return rows.Err()
+		})
+		is.NoErr(err)
+	}
 }
