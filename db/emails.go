@@ -2,6 +2,8 @@ package db
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 
 	"troco/server/domain"
@@ -144,6 +146,9 @@ func (tx *Tx) SaveRenderedEmail(c EmailClaim) (bool, error) {
 // (sent, skipped with a reason, failed). It reports false, changing nothing, when the lease was
 // superseded meanwhile.
 func (tx *Tx) SettleEmail(c EmailClaim, status, reason, lastErr string, next time.Time) (bool, error) {
+	if !slices.Contains(emailStatuses, status) {
+		return false, fmt.Errorf("db: e-mail status %q is not one of the stored statuses", status)
+	}
 	var sentAt *int64
 	if status == domain.EmailStatusSent {
 		v := tx.now()
@@ -166,6 +171,11 @@ func nullIfEmpty(s string) *string {
 	return &s
 }
 
+// emailStatuses are the statuses an outbox message is stored with (pending when queued, the
+// others set by SettleEmail, which refuses any other): an unfiltered list reads the scope's
+// status index once per status.
+var emailStatuses = []string{domain.EmailStatusPending, domain.EmailStatusSent, domain.EmailStatusSkipped, domain.EmailStatusFailed}
+
 // EmailFilter narrows ListEmails.
 type EmailFilter struct {
 	To     string
@@ -186,6 +196,11 @@ func (tx *Tx) ListEmails(s domain.Scope, f EmailFilter, p ListParams) ([]*domain
 	}
 	if f.Kind != "" {
 		w.add("kind = ?", f.Kind)
+	}
+	if f.Status == "" {
+		// The scope's index is (org_id, livemode, status, seq): one range per status, merged
+		// by seq, rather than every message of the scope sorted.
+		w.union = &unionOn{col: "status", values: emailStatuses}
 	}
 	return page(tx, "email_outbox", emailCols, w, p, scanEmail)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -507,4 +508,61 @@ func TestPaymentIntentListWithoutScopeIndex(t *testing.T) {
 		})
 		is.NoErr(err)
 	}
+}
+
+// TestEmailListByStatusRanges: an unfiltered list of the outbox (one range of the scope's
+// (org_id, livemode, status, seq) index per status, merged, instead of the scope's every message
+// sorted) pages exactly newest first, with the other filters still applied.
+func TestEmailListByStatusRanges(t *testing.T) {
+	is := is.New(t)
+	d := openTest(t, Options{})
+	s := domain.Scope{OrgID: "org_1"}
+	var want, receipts []string
+	err := d.Write(context.Background(), func(tx *Tx) error {
+		for i := range 23 {
+			id := fmt.Sprintf("em_%02d", i)
+			kind := []string{"receipt", "invoice"}[i%2]
+			if _, err := tx.exec(`INSERT INTO email_outbox (id, org_id, livemode, kind, event_id, related_object, status, next_attempt_at, created_at, updated_at)
+				VALUES (?, 'org_1', 0, ?, 'evt_1', 'ch_1', ?, 0, 1, 1)`, id, kind, emailStatuses[(i*3)%4]); err != nil {
+				return err
+			}
+			want = append([]string{id}, want...)
+			if kind == "receipt" {
+				receipts = append([]string{id}, receipts...)
+			}
+		}
+		return nil
+	})
+	is.NoErr(err)
+	all := func(f EmailFilter, limit int) []string {
+		var got []string
+		p := ListParams{Limit: limit}
+		for {
+			var ids []string
+			var more bool
+			err := d.Read(context.Background(), func(tx *Tx) error {
+				es, m, err := tx.ListEmails(s, f, p)
+				for _, e := range es {
+					ids = append(ids, e.ID)
+				}
+				more = m
+				return err
+			})
+			is.NoErr(err)
+			got = append(got, ids...)
+			if !more {
+				return got
+			}
+			p.StartingAfter = ids[len(ids)-1]
+		}
+	}
+	for _, limit := range []int{1, 4, 100} {
+		is.Equal(all(EmailFilter{}, limit), want)
+		is.Equal(all(EmailFilter{Kind: "receipt"}, limit), receipts)
+	}
+	err = d.Write(context.Background(), func(tx *Tx) error {
+		_, err := tx.SettleEmail(EmailClaim{Seq: 1}, "lost", "", "", time.Now())
+		return err
+	})
+	is.True(err != nil) // a status the list would not read is refused
 }
