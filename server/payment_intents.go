@@ -88,14 +88,30 @@ func (s *Server) handlePaymentIntentCreate() http.Handler {
 		s.confirmRequest(r, &cp)
 		// A live network processor answers between two runs (see mutate): the first creates the
 		// intent and reserves the call, the next ones confirm that intent, like a confirm request.
+		// With an Idempotency-Key the first run also stores the new intent as the key's answer
+		// until the final one replaces it: a retry after a crash between the runs replays that
+		// intent (processing; the reconciliation job settles it) instead of charging again.
+		st, _ := r.Context().Value(ctxIdem).(*idemState)
 		var created string
 		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
 			if created != "" {
 				return s.pay.Confirm(tx, a, created, cp)
 			}
 			pi, err := s.pay.CreateAndConfirm(tx, a, p.IntentParams, cp)
-			if payments.PendingOf(err) != nil && pi != nil {
-				created = pi.ID
+			if payments.PendingOf(err) == nil || pi == nil {
+				return pi, err
+			}
+			created = pi.ID
+			if st != nil {
+				body, merr := domain.MarshalJSON(pi)
+				if merr != nil {
+					return nil, merr
+				}
+				if serr := tx.StoreIdempotentResponse(st.scope.OrgID, st.scope.Livemode, st.key, tx.Now.Add(-idempotencyTTL).Unix(),
+					db.IdempotentResponse{Fingerprint: st.fingerprint, Status: http.StatusOK, Body: body}); serr != nil {
+					return nil, serr
+				}
+				st.provisional = true
 			}
 			return pi, err
 		})

@@ -1,13 +1,18 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"regexp"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
+
+	"troco/server/payments"
 )
 
 // POST /v1/payment-intents with confirm: true creates and confirms in one request: the same
@@ -361,4 +366,45 @@ func TestLiveCreateWithConfirm(t *testing.T) {
 	is.Equal(digStr(d.Body, "error.payment_intent.status"), "requires_payment_method")
 	is.Equal(e.payCount(e.Live, "/v1/payment-intents"), 2) // the declined intent is kept
 	e.noSecretsInLogs(t, liveApprove)
+}
+
+// crashOnce is a card processor whose first authorization kills the request before it is sent,
+// as a crash of troco between the reservation and the call would.
+type crashOnce struct {
+	payments.Processor
+	crashed atomic.Bool
+}
+
+func (c *crashOnce) AuthorizeCard(ctx context.Context, req payments.CardRequest) (payments.CardResult, error) {
+	if c.crashed.CompareAndSwap(false, true) {
+		panic(http.ErrAbortHandler)
+	}
+	return c.Processor.AuthorizeCard(ctx, req)
+}
+
+// A retry of a one-request live payment whose first attempt died between the reservation and the
+// processor's answer replays the intent that attempt created: it never creates or charges another.
+func TestLiveCreateWithConfirmRetryAfterCrash(t *testing.T) {
+	is := is.New(t)
+	e := newLiveEnvWrapped(t, 2*time.Second, func(p payments.Processor) payments.Processor { return &crashOnce{Processor: p} })
+	body := map[string]any{"amount": 12000, "confirm": true, "card": payCard(liveApprove)}
+	_, err := e.TryDo("POST", "/v1/payment-intents", e.Live, body, "Idempotency-Key", "crash-1")
+	is.True(err != nil) // the connection died with the request
+	ids := e.Do("GET", "/v1/payment-intents", e.Live, nil).IDs()
+	is.Equal(len(ids), 1) // the first run's intent, reserved
+	r := e.Do("POST", "/v1/payment-intents", e.Live, body, "Idempotency-Key", "crash-1")
+	is.Equal(r.Status, 200)
+	is.Equal(r.Header.Get("Idempotent-Replayed"), "true")
+	is.Equal(r.Str("id"), ids[0]) // the same intent
+	is.Equal(r.Str("status"), "processing")
+	is.Equal(e.payCount(e.Live, "/v1/payment-intents"), 1) // no second intent
+	is.Equal(e.Cielo.ChargeCount(), 0)                     // and no charge
+
+	// A request without a crash: the final answer replaces the provisional one.
+	ok := e.Do("POST", "/v1/payment-intents", e.Live, body, "Idempotency-Key", "crash-2")
+	is.Equal(ok.Status, 200)
+	is.Equal(ok.Str("status"), "succeeded")
+	again := e.Do("POST", "/v1/payment-intents", e.Live, body, "Idempotency-Key", "crash-2")
+	is.Equal(string(again.Raw), string(ok.Raw))
+	is.Equal(e.Cielo.ChargeCount(), 1)
 }
