@@ -76,10 +76,15 @@ func (s *Server) handlePaymentIntentCreate() http.Handler {
 			var sent map[string]json.RawMessage
 			_ = json.Unmarshal(body, &sent)
 			for _, k := range confirmOnlyParams {
-				if _, ok := sent[k]; ok {
-					s.writeError(w, r, domain.Invalid(k, "%s is a confirmation parameter: send it with confirm: true to create and confirm in one request, or to POST /v1/payment-intents/{id}/confirm.", k))
-					return
+				if _, ok := sent[k]; !ok {
+					continue
 				}
+				if k == "client_secret" { // refused with confirm too: no intent has it yet
+					s.writeError(w, r, payments.ClientSecretOnCreate())
+				} else {
+					s.writeError(w, r, domain.Invalid(k, "%s is a confirmation parameter: send it with confirm: true to create and confirm in one request, or to POST /v1/payment-intents/{id}/confirm.", k))
+				}
+				return
 			}
 			s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreateIntent(tx, a, p.IntentParams) })
 			return

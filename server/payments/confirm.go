@@ -199,7 +199,7 @@ func (s *Service) confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams)
 // confirmation by calling Confirm on its id, as after any reservation.
 func (s *Service) CreateAndConfirm(tx *db.Tx, a domain.Actor, ip IntentParams, p ConfirmParams) (*domain.PaymentIntent, error) {
 	if p.ClientSecret != nil {
-		return nil, domain.Invalid("client_secret", "client_secret cannot be sent when creating a payment intent: the new intent's client_secret is in the response.")
+		return nil, ClientSecretOnCreate()
 	}
 	pi, err := s.CreateIntent(tx, a, ip)
 	if err != nil {
@@ -221,6 +221,12 @@ func (s *Service) CreateAndConfirm(tx *db.Tx, a domain.Actor, ip IntentParams, p
 		return nil, &e2
 	}
 	return pi, err
+}
+
+// ClientSecretOnCreate is the 400 of a client_secret sent to payment intent create, with or
+// without confirm: there is no intent yet whose secret it could be.
+func ClientSecretOnCreate() *domain.Error {
+	return domain.Invalid("client_secret", "client_secret cannot be sent when creating a payment intent: the new intent's client_secret is in the response.")
 }
 
 // confirmIntent is confirm on an intent already read in this transaction.
