@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 
@@ -85,7 +86,11 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op fu
 			return spErr
 		}
 		if st != nil && storable(status) {
-			err := tx.StoreIdempotentResponse(st.scope.OrgID, st.scope.Livemode, st.key, tx.Now.Add(-idempotencyTTL).Unix(),
+			notBefore := tx.Now.Add(-idempotencyTTL).Unix()
+			if st.provisional {
+				notBefore = math.MaxInt64 // replace this request's own provisional answer
+			}
+			err := tx.StoreIdempotentResponse(st.scope.OrgID, st.scope.Livemode, st.key, notBefore,
 				db.IdempotentResponse{Fingerprint: st.fingerprint, Status: status, Body: body})
 			if errors.Is(err, db.ErrConflict) {
 				return errIdempotencyRace

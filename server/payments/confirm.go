@@ -184,6 +184,53 @@ func (s *Service) confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams)
 	if err != nil {
 		return nil, err
 	}
+	return s.confirmIntent(tx, a, pi, p)
+}
+
+// CreateAndConfirm creates a payment intent and confirms it in the same transaction (POST
+// /v1/payment-intents with confirm: true): CreateIntent, then the confirmation of Confirm on the
+// intent it just made, so every rule of both applies and the events are those of the two calls
+// in their order (payment_intent.created, then the confirmation's).
+//
+// A refusal by either part changes nothing (the caller rolls the transaction back): no intent is
+// created. A declined card, like a declined Confirm, keeps the new intent and its failed charge
+// and answers 402 with the intent (KeepChanges). A live network processor's reservation
+// (Pending) keeps the new intent too, returned with the error: the caller finishes the
+// confirmation by calling Confirm on its id, as after any reservation.
+func (s *Service) CreateAndConfirm(tx *db.Tx, a domain.Actor, ip IntentParams, p ConfirmParams) (*domain.PaymentIntent, error) {
+	if p.ClientSecret != nil {
+		return nil, ClientSecretOnCreate()
+	}
+	pi, err := s.CreateIntent(tx, a, ip)
+	if err != nil {
+		return nil, err
+	}
+	// A new intent has no owner (only its creator's own domain could have made it one), so
+	// Confirm's owner check has nothing to find; and the intent is the one just written.
+	created := pi
+	pi, err = s.confirmIntent(tx, a, pi, p)
+	e, ok := domain.AsError(err)
+	switch {
+	case !ok || (!e.KeepChanges && e.PaymentIntent == nil):
+	case e.Pending != nil:
+		return created, err
+	case !e.KeepChanges:
+		// A refusal (a card number of a bad format): nothing is kept, so the error names no intent.
+		e2 := *e
+		e2.PaymentIntent = nil
+		return nil, &e2
+	}
+	return pi, err
+}
+
+// ClientSecretOnCreate is the 400 of a client_secret sent to payment intent create, with or
+// without confirm: there is no intent yet whose secret it could be.
+func ClientSecretOnCreate() *domain.Error {
+	return domain.Invalid("client_secret", "client_secret cannot be sent when creating a payment intent: the new intent's client_secret is in the response.")
+}
+
+// confirmIntent is confirm on an intent already read in this transaction.
+func (s *Service) confirmIntent(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, p ConfirmParams) (*domain.PaymentIntent, error) {
 	if p.ClientSecret != nil && !SecretMatches(pi.ClientSecret, *p.ClientSecret) {
 		return nil, domain.Invalid("client_secret", "The client_secret does not match this payment intent.")
 	}
