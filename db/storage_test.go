@@ -120,7 +120,9 @@ func TestIdempotentResponseReferencesEvent(t *testing.T) {
 
 // TestObjectIndexesChosen: the queries that list one object's rows (its events, its request log,
 // a payment's charges and ledger entries, a key's requests) use the indexes that start with the
-// object's id, not the organization's whole (org_id, livemode, seq) index.
+// object's id, not the organization's whole (org_id, livemode, seq) index; a charge's ledger
+// goes through its intent's index, and the partial indexes (succeeded intents, pending e-mail)
+// serve the queries they were made for. None of them scans a table.
 func TestObjectIndexesChosen(t *testing.T) {
 	dbtest.SkipOnPostgres(t, "SQLite's query planner")
 	is := is.New(t)
