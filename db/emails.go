@@ -200,7 +200,7 @@ func (tx *Tx) ListEmails(s domain.Scope, f EmailFilter, p ListParams) ([]*domain
 	if f.Status == "" {
 		// The scope's index is (org_id, livemode, status, seq): one range per status, merged
 		// by seq, rather than every message of the scope sorted.
-		w.union = &unionOn{col: "status", values: emailStatuses}
+		w.union = eq("status", emailStatuses)
 	}
 	return page(tx, "email_outbox", emailCols, w, p, scanEmail)
 }

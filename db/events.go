@@ -32,7 +32,7 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 		stored = packJSON(elideObjectID(data, oid))
 	}
 	_, err = tx.exec("INSERT INTO events (id, org_id, livemode, type, request_id, data, object_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, stored, oid, tx.now())
+		e.ID, s.OrgID, boolInt(s.Livemode), tx.storedEventType(e.Type), e.Request.ID, stored, oid, tx.now())
 	if err != nil {
 		return translate(err, "insert event")
 	}
@@ -80,6 +80,7 @@ func scanEvent(s scanner) (*domain.Event, error) {
 	if err := s.Scan(&e.ID, &e.Organization, &live, &e.Type, &e.Request.ID, &stored, &oid, &created); err != nil {
 		return nil, err
 	}
+	e.Type = eventTypeName(e.Type)
 	data, err := unpackJSON(stored)
 	if err != nil {
 		return nil, err
@@ -116,7 +117,15 @@ func (tx *Tx) ListEvents(s domain.Scope, f EventFilter, p ListParams) ([]*domain
 	var w filter
 	w.add("org_id = ?", s.OrgID)
 	w.add("livemode = ?", boolInt(s.Livemode))
-	typeFilter(&w, f.Type)
+	switch alts := tx.typeFilter(f.Type); len(alts) {
+	case 0:
+	case 1:
+		w.add(alts[0].where, alts[0].args...)
+	default:
+		// A type's code and its name (rows written before codes), or every type under a
+		// prefix: one range of events_scope_type each, merged by seq.
+		w.union = alts
+	}
 	return page(tx, "events", eventCols, w, p, func(s scanner) (*domain.Event, error) { return scanEvent(s) })
 }
 

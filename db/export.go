@@ -375,8 +375,9 @@ func plainText(column string, b []byte) (string, error) {
 	return strings.ToValidUTF8(string(b), "\uFFFD"), nil
 }
 
-// restoreEventRow puts an event's object id back into its data (elideObjectID) when a SQLite
-// dump is imported into PostgreSQL, where event data is plain JSON text.
+// restoreEventRow puts an event's object id back into its data (elideObjectID) and its type's
+// name in place of its code when a SQLite dump is imported into PostgreSQL, where event data is
+// plain JSON text and types are names.
 func restoreEventRow(columns []string, row []any) {
 	data, oid := -1, -1
 	for i, c := range columns {
@@ -385,6 +386,10 @@ func restoreEventRow(columns []string, row []any) {
 			data = i
 		case "object_id":
 			oid = i
+		case "type":
+			if t, ok := row[i].(string); ok {
+				row[i] = eventTypeName(t)
+			}
 		}
 	}
 	if data < 0 || oid < 0 {

@@ -140,6 +140,9 @@ func TestExportImportPackedValues(t *testing.T) {
 			var data string
 			is.NoErr(tx.queryRow("SELECT data FROM events WHERE id = ?", evID).Scan(&data))
 			is.Equal(data, `{"object":`+string(body)+`}`)
+			var typ string
+			is.NoErr(tx.queryRow("SELECT type FROM events WHERE id = ?", evID).Scan(&typ))
+			is.Equal(typ, "customer.created") // a name, not SQLite's code
 		}
 		return nil
 	}))

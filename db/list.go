@@ -26,28 +26,47 @@ type Range struct {
 type filter struct {
 	where []string
 	args  []any
-	// union, when set, says that every row of the table has col equal to one of values and that
-	// the table has an index on (scope…, col, seq) but none on (scope…, seq): a page is then
-	// read as the union of one short seq-ordered range per value (unionOf).
-	union *unionOn
+	// union, when set, lists alternatives (one of them holds for every matching row), each
+	// served by its own range of an index ending in seq: a page is read as the union of one
+	// short seq-ordered range per alternative (unionOf), not as the sort of every matching row.
+	union []alt
 }
 
-// unionOn is a column whose every stored value is known (filter.union).
-type unionOn struct {
-	col    string
-	values []string
+// alt is one alternative of a filter.union: a WHERE clause and its arguments.
+type alt struct {
+	where string
+	args  []any
 }
 
-// unionOf is the query of the seqs of the first n rows matching where, in order (ASC or DESC),
-// for an unfiltered list whose table keeps no (scope…, seq) index: one range of the
-// (scope…, col, seq) index per value of col, each at most n entries long, merged by seq. args
-// are the arguments of where; the returned ones are those of the whole query.
-func unionOf(table, where string, args []any, u *unionOn, order string, n int64) (string, []any) {
-	parts := make([]string, len(u.values))
-	all := make([]any, 0, len(u.values)*(len(args)+1))
-	for i, v := range u.values {
-		parts[i] = fmt.Sprintf("SELECT seq FROM (SELECT seq FROM %s WHERE %s AND %s = ? ORDER BY seq %s LIMIT %d) AS u%d", table, where, u.col, order, n, i)
-		all = append(append(all, args...), v)
+// eq is the alternatives col = v for each v of values.
+func eq(col string, values []string) []alt {
+	out := make([]alt, len(values))
+	for i, v := range values {
+		out[i] = alt{col + " = ?", []any{v}}
+	}
+	return out
+}
+
+// anyOf is the clause that one of alts holds, with its arguments.
+func anyOf(alts []alt) (string, []any) {
+	parts := make([]string, len(alts))
+	var args []any
+	for i, a := range alts {
+		parts[i] = "(" + a.where + ")"
+		args = append(args, a.args...)
+	}
+	return "(" + strings.Join(parts, " OR ") + ")", args
+}
+
+// unionOf is the query of the seqs of the first n rows matching where and one of alts, in
+// order (ASC or DESC): one range per alternative, each at most n entries long, merged by seq.
+// args are the arguments of where; the returned ones are those of the whole query.
+func unionOf(table, where string, args []any, alts []alt, order string, n int64) (string, []any) {
+	parts := make([]string, len(alts))
+	all := make([]any, 0, len(alts)*(len(args)+1))
+	for i, a := range alts {
+		parts[i] = fmt.Sprintf("SELECT seq FROM (SELECT seq FROM %s WHERE %s AND %s ORDER BY seq %s LIMIT %d) AS u%d", table, where, a.where, order, n, i)
+		all = append(append(all, args...), a.args...)
 	}
 	return strings.Join(parts, " UNION ALL "), all
 }
@@ -84,7 +103,13 @@ func page[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(s
 	if cursor != "" {
 		var seq int64
 		q := fmt.Sprintf("SELECT seq FROM %s WHERE id = ? AND %s", table, strings.Join(f.where, " AND "))
-		if err := tx.queryRow(q, append([]any{cursor}, f.args...)...).Scan(&seq); err != nil {
+		args := append([]any{cursor}, f.args...)
+		if f.union != nil {
+			clause, more := anyOf(f.union)
+			q += " AND " + clause
+			args = append(args, more...)
+		}
+		if err := tx.queryRow(q, args...).Scan(&seq); err != nil {
 			if err2 := translate(err, "find cursor"); err2 == ErrNotFound {
 				param := "starting_after"
 				if p.StartingAfter == "" {
@@ -136,7 +161,13 @@ func page[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(s
 func numberedPage[T any](tx *Tx, table, cols string, f filter, p ListParams, scan func(scanner) (T, error)) ([]T, bool, error) {
 	where := strings.Join(f.where, " AND ")
 	var total int64
-	if err := tx.queryRow(fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", table, where), f.args...).Scan(&total); err != nil {
+	countWhere, countArgs := where, f.args
+	if f.union != nil {
+		clause, more := anyOf(f.union)
+		countWhere += " AND " + clause
+		countArgs = append(append([]any{}, f.args...), more...)
+	}
+	if err := tx.queryRow(fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", table, countWhere), countArgs...).Scan(&total); err != nil {
 		return nil, false, translate(err, "count "+table)
 	}
 	if p.Total != nil {

@@ -217,7 +217,7 @@ func (tx *Tx) ListPaymentIntents(s domain.Scope, f PaymentIntentFilter, p ListPa
 	}
 	if f.Status == "" && f.Customer == "" {
 		// No (org_id, livemode, seq) index: the status index, one range per status.
-		w.union = &unionOn{col: "status", values: piStatuses}
+		w.union = eq("status", piStatuses)
 	}
 	return page(tx, "payment_intents", paymentIntentCols, w, p, func(s scanner) (*domain.PaymentIntent, error) {
 		pi, _, err := scanPaymentIntent(s)

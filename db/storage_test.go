@@ -488,7 +488,7 @@ func TestPaymentIntentListWithoutScopeIndex(t *testing.T) {
 	is.Equal(ids, want[:n]) // a created range
 	if !dbtest.Postgres() {
 		err = d.Read(context.Background(), func(tx *Tx) error {
-			seqs, args := unionOf("payment_intents", "org_id = ? AND livemode = ?", []any{"org_1", 0}, &unionOn{"status", piStatuses}, "DESC", 11)
+			seqs, args := unionOf("payment_intents", "org_id = ? AND livemode = ?", []any{"org_1", 0}, eq("status", piStatuses), "DESC", 11)
 			rows, err := tx.q.Query("EXPLAIN QUERY PLAN SELECT id FROM payment_intents WHERE seq IN ("+seqs+") ORDER BY seq DESC LIMIT 11", args...)
 			if err != nil {
 				return err
@@ -567,4 +567,117 @@ func TestEmailListByStatusRanges(t *testing.T) {
 		return err
 	})
 	is.True(err != nil) // a status the list would not read is refused
+}
+
+// TestEventTypeCodes: every event type troco emits has a code; on SQLite an event's type is
+// stored as its two-byte code and read back as its name; filters on an exact type or a prefix
+// find coded rows and rows that hold the name (written before codes) alike, newest first, page
+// after page, on the list and on the tail; the plan of a filtered page reads one range of
+// events_scope_type per form and sorts nothing.
+func TestEventTypeCodes(t *testing.T) {
+	is := is.New(t)
+	seen := map[string]bool{}
+	for _, name := range eventTypeCodes {
+		is.True(!seen[name]) // each type once
+		seen[name] = true
+	}
+	for _, et := range domain.EventTypes {
+		if !seen[et.Type] {
+			t.Errorf("event type %s has no code: append it to eventTypeCodes", et.Type)
+		}
+	}
+	d := openTest(t, Options{})
+	s := domain.Scope{OrgID: "org_1"}
+	want := map[string][]string{} // filter → ids, newest first
+	add := func(filter, id string) { want[filter] = append([]string{id}, want[filter]...) }
+	err := d.Write(context.Background(), func(tx *Tx) error {
+		for i := range 30 {
+			typ := []string{"customer.created", "customer.updated", "payment_intent.succeeded", "customer.subscription.created", "charge.succeeded"}[i%5]
+			var id string
+			if i%3 == 0 { // a row written before codes: the name
+				id = fmt.Sprintf("evt_old%02d", i)
+				if _, err := tx.exec(`INSERT INTO events (id, org_id, livemode, type, data, object_id, created_at) VALUES (?, 'org_1', 0, ?, '{"object":{"id":"cus_1"}}', 'cus_1', 1)`, id, typ); err != nil {
+					return err
+				}
+			} else {
+				e := &domain.Event{Type: typ, Data: domain.EventData{Object: json.RawMessage(`{"id":"cus_1"}`)}}
+				if err := tx.InsertEvent(s, e); err != nil {
+					return err
+				}
+				id = e.ID
+			}
+			add("", id)
+			add(typ, id)
+			if strings.HasPrefix(typ, "customer.") {
+				add("customer.*", id)
+			}
+		}
+		return nil
+	})
+	is.NoErr(err)
+	err = d.Read(context.Background(), func(tx *Tx) error {
+		var typ string
+		is.NoErr(tx.queryRow("SELECT type FROM events WHERE id = ?", want["customer.updated"][0]).Scan(&typ))
+		if dbtest.Postgres() {
+			is.Equal(typ, "customer.updated")
+		} else {
+			is.Equal(len(typ), 2) // the code
+		}
+		for filter, ids := range want {
+			for _, limit := range []int{2, 7, 100} {
+				var got []string
+				p := ListParams{Limit: limit}
+				for {
+					es, more, err := tx.ListEvents(s, EventFilter{Type: filter}, p)
+					if err != nil {
+						return err
+					}
+					for _, e := range es {
+						got = append(got, e.ID)
+						is.True(filter == "" || e.Type == filter || strings.HasPrefix(e.Type, "customer.")) // the name, read back
+					}
+					if !more {
+						break
+					}
+					p.StartingAfter = es[len(es)-1].ID
+				}
+				is.Equal(got, ids)
+			}
+			var total int64
+			es, _, err := tx.ListEvents(s, EventFilter{Type: filter}, ListParams{Limit: 3, Page: 2, Total: &total})
+			is.NoErr(err)
+			is.Equal(total, int64(len(ids)))
+			is.Equal(es[0].ID, ids[3])
+			tail, err := tx.EventsAfter(0, TailFilter{OrgID: "org_1", Type: filter}, 100)
+			is.NoErr(err)
+			is.Equal(len(tail), len(ids))
+			is.Equal(tail[0].Event.ID, ids[len(ids)-1]) // oldest first
+		}
+		_, _, err := tx.ListEvents(s, EventFilter{Type: "customer.updated"}, ListParams{Limit: 3, StartingAfter: want["customer.created"][0]})
+		var ce *CursorError
+		is.True(errors.As(err, &ce)) // a cursor of another type is refused, as before
+		if !dbtest.Postgres() {
+			alts := tx.typeFilter("customer.*")
+			seqs, args := unionOf("events", "org_id = ? AND livemode = ?", []any{"org_1", 0}, alts, "DESC", 11)
+			rows, err := tx.q.Query("EXPLAIN QUERY PLAN SELECT id FROM events WHERE seq IN ("+seqs+") ORDER BY seq DESC LIMIT 11", args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			var plan strings.Builder
+			for rows.Next() {
+				var a, b, c int
+				var detail string
+				if err := rows.Scan(&a, &b, &c, &detail); err != nil {
+					return err
+				}
+				plan.WriteString(detail + "\n")
+			}
+			is.True(!strings.Contains(plan.String(), "SCAN events"))
+			is.True(strings.Contains(plan.String(), "INDEX events_scope_type"))
+			t.Logf("%d alternatives for customer.*:\n%s", len(alts), plan.String())
+		}
+		return nil
+	})
+	is.NoErr(err)
 }

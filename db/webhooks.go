@@ -508,7 +508,10 @@ func (tx *Tx) EventsAfter(after int64, f TailFilter, limit int) ([]TailedEvent, 
 	if f.Livemode != nil {
 		w.add("livemode = ?", boolInt(*f.Livemode))
 	}
-	typeFilter(&w, f.Type)
+	if alts := tx.typeFilter(f.Type); alts != nil {
+		clause, args := anyOf(alts)
+		w.add(clause, args...)
+	}
 	rows, err := tx.query("SELECT seq, "+eventCols+" FROM events WHERE "+strings.Join(w.where, " AND ")+" ORDER BY seq LIMIT ?", append(w.args, limit)...)
 	if err != nil {
 		return nil, translate(err, "tail events")
@@ -540,19 +543,6 @@ type seqScanner struct {
 }
 
 func (s seqScanner) Scan(dest ...any) error { return s.s.Scan(append([]any{s.seq}, dest...)...) }
-
-// typeFilter adds an event type condition: exact, or "prefix.*" as an index-friendly range.
-func typeFilter(w *filter, t string) {
-	if t == "" || t == "*" {
-		return
-	}
-	if prefix, ok := strings.CutSuffix(t, ".*"); ok {
-		// '/' sorts right after '.', so [prefix., prefix/) is exactly the types under prefix.
-		w.add("type >= ? AND type < ?", prefix+".", prefix+"/")
-		return
-	}
-	w.add("type = ?", t)
-}
 
 // WebhookBacklog counts the deliveries not yet made (the outbox holds undelivered work only) and
 // returns the Unix time the oldest was created (0 when there is none).
