@@ -366,7 +366,8 @@ func (tx *Tx) DeleteRequestLogsBefore(cutoff int64, limit int) (int64, error) {
 	if err != nil {
 		return 0, translate(err, "find old request logs")
 	}
-	var last, n int64
+	var last int64
+	n := 0
 	for rows.Next() {
 		var seq, created int64
 		if err := rows.Scan(&seq, &created); err != nil {
@@ -376,7 +377,8 @@ func (tx *Tx) DeleteRequestLogsBefore(cutoff int64, limit int) (int64, error) {
 		if created >= cutoff {
 			break
 		}
-		last, n = seq, n+1
+		last = seq
+		n++
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -385,10 +387,13 @@ func (tx *Tx) DeleteRequestLogsBefore(cutoff int64, limit int) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if _, err := tx.exec("DELETE FROM request_logs WHERE seq <= ?", last); err != nil {
+	// created_at is checked again: on PostgreSQL a row committed since the read (a replica's
+	// insert) cannot be taken with the old ones, whatever its seq.
+	res, err := tx.exec("DELETE FROM request_logs WHERE seq <= ? AND created_at < ?", last, cutoff)
+	if err != nil {
 		return 0, translate(err, "delete request logs")
 	}
-	return n, nil
+	return res.RowsAffected()
 }
 
 // MethodVolume is the succeeded volume of one payment method.
