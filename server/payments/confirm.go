@@ -180,9 +180,9 @@ func (s *Service) ConfirmOwned(tx *db.Tx, a domain.Actor, id string, p ConfirmPa
 }
 
 func (s *Service) confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams) (*domain.PaymentIntent, error) {
-	pi, err := s.GetIntent(tx, a.Scope, id)
+	pi, terms, err := tx.FindPaymentIntentWithTerms(a.Scope, id)
 	if err != nil {
-		return nil, err
+		return nil, notFound(err, "id", "payment intent", id)
 	}
 	if p.ClientSecret != nil && !SecretMatches(pi.ClientSecret, *p.ClientSecret) {
 		return nil, domain.Invalid("client_secret", "The client_secret does not match this payment intent.")
@@ -201,9 +201,13 @@ func (s *Service) confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams)
 	if !confirmable(pi.Status) {
 		return nil, stateError("payment intent", pi.ID, pi.Status, "confirm")
 	}
-	org, err := tx.FindOrganizationByID(a.OrgID)
-	if err != nil {
-		return nil, err
+	// A card confirmation needs only the organization's payment terms, read with the intent;
+	// PIX and boleto print its name and city, so they read the whole organization.
+	org := terms
+	if m, merr := (&confirmation{pi: pi, p: p}).method(); org == nil || merr != nil || m != domain.MethodCreditCard {
+		if org, err = tx.FindOrganizationByID(a.OrgID); err != nil {
+			return nil, err
+		}
 	}
 	// SPEC 7: too many instalments is a 400 "with the same message in both environments", so the
 	// ceiling (which depends only on the amount and the organization) is checked before the
