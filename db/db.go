@@ -585,7 +585,14 @@ type Tx struct {
 	// eventData is the encoded data of each event this transaction inserted, by id (an entry
 	// whose event is no longer in events was rolled back): a stored idempotent response that is
 	// exactly an event's object points at it instead of holding a copy.
-	eventData map[string][]byte
+	eventData map[string]eventBytes
+}
+
+// eventBytes are an event's encoded data and the length of its object's JSON, which the data
+// holds right after eventObjectPrefix.
+type eventBytes struct {
+	data []byte
+	n    int
 }
 
 // Savepoint runs fn in a nested savepoint: an error from fn undoes only fn's writes.

@@ -45,7 +45,7 @@ func (s *Server) handlePaymentIntentCreate() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreateIntent(tx, a, p) })
+		s.mutateEventObject(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreateIntent(tx, a, p) })
 	})
 }
 
@@ -103,7 +103,7 @@ func (s *Server) handlePaymentIntentConfirm() http.Handler {
 				return nil
 			})
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+		s.mutateEventObject(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
 			return s.pay.Confirm(tx, a, id, p)
 		})
 	})
