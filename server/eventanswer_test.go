@@ -56,3 +56,27 @@ func TestAnswersTakenFromEvents(t *testing.T) {
 	is.Equal(declined.Status, 402)
 	is.Equal(declined.ErrCode(), "generic_decline")
 }
+
+// TestConfirmFingerprintPreparedOffWriter: the fingerprint of a card typed at confirmation
+// (computed before the writer) is the one the same card gets as a payment method, and another
+// organization gets another one.
+func TestConfirmFingerprintPreparedOffWriter(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cardBody := map[string]any{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030, "cvc": "123"}
+	fingerprint := func(token string) string {
+		pi := e.Do("POST", "/v1/payment-intents", token, map[string]any{"amount": 1000, "currency": "brl"})
+		cf := e.Do("POST", "/v1/payment-intents/"+pi.Str("id")+"/confirm", token, map[string]any{"payment_method_type": "credit_card", "card": cardBody})
+		is.Equal(cf.Status, 200)
+		pm := e.Do("GET", "/v1/payment-methods/"+cf.Str("payment_method"), token, nil)
+		is.Equal(pm.Status, 200)
+		return digStr(pm.Body, "card.fingerprint")
+	}
+	fromConfirm := fingerprint(e.Test)
+	saved := e.Do("POST", "/v1/payment-methods", e.Test, map[string]any{"type": "credit_card", "card": cardBody})
+	is.Equal(saved.Status, 200)
+	is.True(fromConfirm != "")
+	is.Equal(fromConfirm, digStr(saved.Body, "card.fingerprint"))
+	_, other := e.NewOrg("Outra Ltda", false)
+	is.True(fingerprint(other) != fromConfirm)
+}
