@@ -40,10 +40,10 @@ const maxBatch = 256
 
 // DB is an open troco database.
 type DB struct {
-	path   string
-	pg     bool // PostgreSQL (postgres.go) rather than SQLite
-	write  *sql.DB
-	read   *sql.DB
+	path  string
+	pg    bool // PostgreSQL (postgres.go) rather than SQLite
+	write *sql.DB
+	read  *sql.DB
 	// wconn is the single writer's own connection of the write pool (SQLite), held from Open to
 	// Close: its transactions are plain BEGIN IMMEDIATE … COMMIT on it and its statements are
 	// prepared on it, so no statement of a write runs through a database/sql Tx (which starts
@@ -51,7 +51,7 @@ type DB struct {
 	// pool statement to the transaction anew for every batch). The pool's other connection
 	// serves what runs outside the writer (import into an idle database, tests, the checkpoint
 	// at Close).
-	wconn *sql.Conn
+	wconn  *sql.Conn
 	clock  clock.Clock
 	queue  chan *writeReq
 	done   chan struct{}
