@@ -159,11 +159,28 @@ func (tx *Tx) FindPaymentIntentWithTerms(s domain.Scope, id string) (*domain.Pay
 	if orgID == nil || status == nil || maxInstallments == nil {
 		return pi, nil, nil
 	}
-	org := &domain.Organization{ID: *orgID, Object: "organization", ActivationStatus: *status, MaxInstallments: *maxInstallments}
+	return pi, orgTerms(*orgID, *status, *maxInstallments, feePlan), nil
+}
+
+// FindOrganizationTerms returns the payment terms of organization id: an Organization with only
+// ID, ActivationStatus, MaxInstallments and FeePlan set (see FindPaymentIntentWithTerms).
+func (tx *Tx) FindOrganizationTerms(id string) (*domain.Organization, error) {
+	var orgID, status string
+	var maxInstallments int
+	var feePlan *string
+	err := tx.queryRow("SELECT id, activation_status, max_installments, fee_plan FROM organizations WHERE id = ?", id).Scan(&orgID, &status, &maxInstallments, &feePlan)
+	if err != nil {
+		return nil, translate(err, "find organization")
+	}
+	return orgTerms(orgID, status, maxInstallments, feePlan), nil
+}
+
+func orgTerms(id, status string, maxInstallments int, feePlan *string) *domain.Organization {
+	org := &domain.Organization{ID: id, Object: "organization", ActivationStatus: status, MaxInstallments: maxInstallments}
 	if feePlan != nil {
 		org.FeePlan = json.RawMessage(*feePlan)
 	}
-	return pi, org, nil
+	return org
 }
 
 // FindPaymentIntentAnyScope returns a payment intent and its scope by id alone, for the public

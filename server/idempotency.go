@@ -28,6 +28,10 @@ type idemState struct {
 	key         string
 	fingerprint string
 	stored      bool // the response was stored inside the request's own write transaction
+	// provisional: the request stored an answer before its final one (a payment intent created
+	// while a live processor call is pending, so a retry after a crash replays that intent instead
+	// of creating another); the final response replaces it.
+	provisional bool
 }
 
 // inflight guards against concurrent duplicates within this process; across replicas (on

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"reflect"
 	"strings"
@@ -139,7 +140,11 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, fromE
 			return spErr
 		}
 		if st != nil && storable(status) {
-			err := tx.StoreIdempotentResponse(st.scope.OrgID, st.scope.Livemode, st.key, tx.Now.Add(-idempotencyTTL).Unix(),
+			notBefore := tx.Now.Add(-idempotencyTTL).Unix()
+			if st.provisional {
+				notBefore = math.MaxInt64 // replace this request's own provisional answer
+			}
+			err := tx.StoreIdempotentResponse(st.scope.OrgID, st.scope.Livemode, st.key, notBefore,
 				db.IdempotentResponse{Fingerprint: st.fingerprint, Status: status, Body: body})
 			if errors.Is(err, db.ErrConflict) {
 				return errIdempotencyRace

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
+	"strings"
 	"time"
 
 	"troco/db"
@@ -38,15 +40,92 @@ func (s *Server) origin(r *http.Request) string {
 	return "https://" + r.Host
 }
 
+// paymentIntentCreate is the body of POST /v1/payment-intents: the intent's fields and, with
+// confirm: true, every parameter of POST /v1/payment-intents/{id}/confirm.
+type paymentIntentCreate struct {
+	payments.IntentParams
+	Confirm *bool `json:"confirm"`
+	payments.ConfirmParams
+}
+
+// confirmOnlyParams are the body keys of a confirmation (payments.ConfirmParams), which create
+// accepts only with confirm: true.
+var confirmOnlyParams = func() []string {
+	var keys []string
+	t := reflect.TypeFor[payments.ConfirmParams]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.IsExported() && name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}()
+
 func (s *Server) handlePaymentIntentCreate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p payments.IntentParams
+		var p paymentIntentCreate
 		if err := s.decode(w, r, &p); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		s.mutateEventObject(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreateIntent(tx, a, p) })
+		if p.Confirm == nil || !*p.Confirm {
+			// decode left the body readable again; it is a JSON object (decode checked it).
+			body, _ := s.readBody(w, r)
+			var sent map[string]json.RawMessage
+			_ = json.Unmarshal(body, &sent)
+			for _, k := range confirmOnlyParams {
+				if _, ok := sent[k]; !ok {
+					continue
+				}
+				if k == "client_secret" { // refused with confirm too: no intent has it yet
+					s.writeError(w, r, payments.ClientSecretOnCreate())
+				} else {
+					s.writeError(w, r, domain.Invalid(k, "%s is a confirmation parameter: send it with confirm: true to create and confirm in one request, or to POST /v1/payment-intents/{id}/confirm.", k))
+				}
+				return
+			}
+			s.mutateEventObject(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreateIntent(tx, a, p.IntentParams) })
+			return
+		}
+		cp := p.ConfirmParams
+		s.confirmRequest(r, &cp)
+		// A live network processor answers between two runs (see mutate): the first creates the
+		// intent and reserves the call, the next ones confirm that intent, like a confirm request.
+		// With an Idempotency-Key the first run also stores the new intent as the key's answer
+		// until the final one replaces it: a retry after a crash between the runs replays that
+		// intent (processing; the reconciliation job settles it) instead of charging again.
+		st, _ := r.Context().Value(ctxIdem).(*idemState)
+		var created string
+		s.mutateEventObject(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			if created != "" {
+				return s.pay.Confirm(tx, a, created, cp)
+			}
+			pi, err := s.pay.CreateAndConfirm(tx, a, p.IntentParams, cp)
+			if payments.PendingOf(err) == nil || pi == nil {
+				return pi, err
+			}
+			created = pi.ID
+			if st != nil {
+				body, merr := domain.MarshalJSON(pi)
+				if merr != nil {
+					return nil, merr
+				}
+				if serr := tx.StoreIdempotentResponse(st.scope.OrgID, st.scope.Livemode, st.key, tx.Now.Add(-idempotencyTTL).Unix(),
+					db.IdempotentResponse{Fingerprint: st.fingerprint, Status: http.StatusOK, Body: body}); serr != nil {
+					return nil, serr
+				}
+				st.provisional = true
+			}
+			return pi, err
+		})
 	})
+}
+
+// confirmRequest sets the fields of a confirmation that come from the request, not its body.
+func (s *Server) confirmRequest(r *http.Request, p *payments.ConfirmParams) {
+	p.Origin = s.origin(r)
 }
 
 func (s *Server) handlePaymentIntentGet() http.Handler {
@@ -96,7 +175,7 @@ func (s *Server) handlePaymentIntentConfirm() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		p.Origin = s.origin(r)
+		s.confirmRequest(r, &p)
 		if auth := authFrom(r.Context()); auth != nil {
 			_ = s.db.ReadOne(r.Context(), func(tx *db.Tx) error {
 				s.pay.PrepareConfirm(tx, auth.Actor.Scope, id, &p)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,7 +33,7 @@ func BenchmarkPayment(b *testing.B) {
 	e := newBenchEnv(b)
 	confirm := []byte(`{"payment_method_type":"credit_card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`)
 	var n atomic.Int64
-	pay := func() error {
+	benchPayments(b, e, func() error {
 		body := fmt.Appendf(nil, `{"amount":%d,"currency":"brl","payment_method_types":["credit_card"]}`, 1000+n.Add(1)%100_000)
 		w := httptest.NewRecorder()
 		e.s.ServeHTTP(w, e.request("POST", "/v1/payment-intents", body))
@@ -49,7 +50,32 @@ func BenchmarkPayment(b *testing.B) {
 			return fmt.Errorf("confirm: %d %s", w.Code, w.Body)
 		}
 		return nil
-	}
+	})
+}
+
+// BenchmarkPaymentOneRequest is BenchmarkPayment in one request: POST /v1/payment-intents with
+// confirm: true and the card, so one op is one confirmed payment in one request and one writer
+// transaction.
+//
+//	go test ./server -run '^$' -bench '^BenchmarkPayment(OneRequest)?$' -benchmem -count 3
+func BenchmarkPaymentOneRequest(b *testing.B) {
+	e := newBenchEnv(b)
+	var n atomic.Int64
+	benchPayments(b, e, func() error {
+		body := fmt.Appendf(nil, `{"amount":%d,"currency":"brl","payment_method_types":["credit_card"],"confirm":true,`+
+			`"card":{"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`, 1000+n.Add(1)%100_000)
+		w := httptest.NewRecorder()
+		e.s.ServeHTTP(w, e.request("POST", "/v1/payment-intents", body))
+		if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"status":"succeeded"`)) {
+			return fmt.Errorf("create with confirm: %d %s", w.Code, w.Body)
+		}
+		return nil
+	})
+}
+
+// benchPayments runs pay (one confirmed payment) from 32 concurrent callers and reports the
+// single writer's cost per payment.
+func benchPayments(b *testing.B, e *benchEnv, pay func() error) {
 	for range 50 { // warm the statement caches
 		if err := pay(); err != nil {
 			b.Fatal(err)

@@ -37,6 +37,10 @@ function expect(cond: boolean, what: string, got?: unknown) {
 // Bodies the documents accept (and the server too).
 const intent: Body<V1["/v1/payment-intents"], "post"> = { amount: 15000, payment_method_types: ["credit_card"], description: "CI" };
 const update: Body<V1["/v1/payment-intents/{id}"], "post"> = { description: "updated" };
+const oneRequest: Body<V1["/v1/payment-intents"], "post"> = {
+  amount: 9000, confirm: true, payment_method_type: "credit_card", installments: 2,
+  card: { number: "4242424242424242", exp_month: 12, exp_year: 2034, cvc: "123", holder_name: "CI" },
+};
 const refund: Body<V1["/v1/refunds"], "post"> = { payment_intent: "pi_x", amount: 5000 };
 const endpoint: Body<V1["/v1/webhook-endpoints"], "post"> = { url: "https://example.com/hooks", enabled_events: ["*"] };
 const product: Body<API["/api/v1/products"], "post"> = { name: "CI product" };
@@ -69,6 +73,8 @@ async function main() {
   expect(r.status === 200 && r.json.description === "updated", "update it", r.json);
   r = await call("POST", "/v1/payment-intents/" + pi + "/confirm", { payment_method_type: "credit_card", card: { number: "4242424242424242", exp_month: 12, exp_year: 2034, cvc: "123", holder_name: "CI" } });
   expect(r.status === 200 && r.json.status === "succeeded", "confirm it with a test card", r.json);
+  r = await call("POST", "/v1/payment-intents", oneRequest);
+  expect(r.status === 200 && r.json.status === "succeeded" && r.json.installments === 2, "create and confirm in one request (confirm: true)", r.json);
 
   // The same sale through /api/v1 (the API key as bearer): the page-numbered list, the refund.
   r = await call("GET", "/api/v1/sales?page=1&limit=10");

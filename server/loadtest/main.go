@@ -73,7 +73,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.cacert, "cacert", "", "PEM CA certificate that signed the server certificate")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "skip certificate verification")
 	fs.StringVar(&cfg.token, "token", "", "ch_test_… API key with read and write scopes")
-	fs.StringVar(&cfg.scenario, "scenario", "create", "create | retrieve | mixed (10% create, 80% retrieve, 10% list) | payments (create + confirm a card payment intent) | pi-create | pi-retrieve | startup (needs -spawn) | sidebyside (needs -spawn: troco and stripe-mock, see docs/PERFORMANCE.md)")
+	fs.StringVar(&cfg.scenario, "scenario", "create", "create | retrieve | mixed (10% create, 80% retrieve, 10% list) | payments (create + confirm a card payment intent) | payments-1 (a confirmed card payment in one request: create with confirm: true) | pi-create | pi-retrieve | startup (needs -spawn) | sidebyside (needs -spawn: troco and stripe-mock, see docs/PERFORMANCE.md)")
 	fs.IntVar(&cfg.conns, "c", 32, "concurrent connections (one worker each)")
 	fs.DurationVar(&cfg.duration, "d", 10*time.Second, "measured duration (after warm-up)")
 	fs.Int64Var(&cfg.iterations, "n", 0, "measure this many scenario iterations instead of -d")
@@ -104,7 +104,7 @@ func run(args []string) error {
 		return errors.New("-c and -runs must be at least 1")
 	}
 	switch cfg.scenario {
-	case "create", "retrieve", "mixed", "payments", "pi-create", "pi-retrieve":
+	case "create", "retrieve", "mixed", "payments", "payments-1", "pi-create", "pi-retrieve":
 	case "startup", "sidebyside":
 		if !cfg.spawn {
 			return fmt.Errorf("-scenario %s needs -spawn", cfg.scenario)
@@ -449,6 +449,16 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 			return runResult{skipped: true}, nil
 		}
 		st = paymentsStep()
+	case "payments-1":
+		ok, why, err := probeOneRequestPayments(clients[0])
+		if err != nil {
+			return runResult{}, err
+		}
+		if !ok {
+			fmt.Printf("payments-1 scenario skipped: the server does not create and confirm in one request (%s)\n", why)
+			return runResult{skipped: true}, nil
+		}
+		st = payments1Step()
 	case "pi-create":
 		st = piCreateStep(cfg.stripe, pool)
 	case "pi-retrieve":
@@ -577,5 +587,5 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 }
 
 func order(op string) int {
-	return slices.Index([]string{"create", "retrieve", "list", "pi_create", "pi_confirm", "pi_retrieve"}, op)
+	return slices.Index([]string{"create", "retrieve", "list", "pi_create", "pi_confirm", "pi_create_confirm", "pi_retrieve"}, op)
 }

@@ -170,6 +170,33 @@ func paymentsStep() step {
 	}
 }
 
+// cardPaymentOneRequest is the body of a confirmed card payment in one request: create with
+// confirm: true and the confirmation's card.
+const cardPaymentOneRequest = `{"amount":%d,"currency":"brl","payment_method_types":["credit_card"],"confirm":true,` +
+	`"card":{"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`
+
+// payments1Step makes a confirmed card payment in one request: POST /v1/payment-intents with
+// confirm: true (create and confirm in one writer transaction).
+func payments1Step() step {
+	return func(c *client, r *rand.Rand, rec func(string, int, time.Duration)) error {
+		_, _, err := timed(c, rec, "pi_create_confirm", "POST", "/v1/payment-intents", fmt.Appendf(nil, cardPaymentOneRequest, 1000+r.IntN(100_000)))
+		return err
+	}
+}
+
+// probeOneRequestPayments reports whether the server creates and confirms in one request (a
+// troco without it refuses confirm as an unknown parameter).
+func probeOneRequestPayments(c *client) (bool, string, error) {
+	st, b, err := c.do("POST", "/v1/payment-intents", fmt.Appendf(nil, cardPaymentOneRequest, 1000))
+	if err != nil {
+		return false, "", err
+	}
+	if st != http.StatusOK {
+		return false, fmt.Sprintf("POST /v1/payment-intents with confirm: true answered %d: %s", st, bytes.TrimSpace(b)), nil
+	}
+	return true, "", nil
+}
+
 // probePayments reports whether the payment intent endpoints exist on the server.
 func probePayments(c *client) (bool, string, error) {
 	st, b, err := c.do("POST", "/v1/payment-intents", []byte(`{"amount":1000,"currency":"brl","payment_method_types":["credit_card"]}`))

@@ -93,7 +93,7 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 		f.rss = max(f.rss, res.peakRSS)
 	}
 	for run := range cfg.runs {
-		for _, sc := range []string{"pi-create", "pi-retrieve", "payments"} {
+		for _, sc := range []string{"pi-create", "pi-retrieve", "payments", "payments-1"} {
 			c := cfg
 			c.scenario = sc
 			dir := filepath.Join(parent, fmt.Sprintf("troco-%s-%d", sc, run))
@@ -110,6 +110,9 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 			if err != nil {
 				return fmt.Errorf("troco %s: %w (log %s.log)", sc, err, dir)
 			}
+			if res.skipped {
+				continue
+			}
 			fmt.Printf("run %d, troco %s:\n", run+1, sc)
 			res.print()
 			switch sc {
@@ -117,9 +120,12 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 				record("troco create", "pi_create", res)
 			case "pi-retrieve":
 				record("troco retrieve", "pi_retrieve", res)
-			default:
+			case "payments":
 				record("troco confirm", "pi_confirm", res)
 				continue // stripe-mock keeps no state: a confirm there is not a payment
+			default:
+				record("troco one request", "pi_create_confirm", res)
+				continue
 			}
 			m, err := startStripeMock(mock, filepath.Join(parent, "stripe-mock.log"))
 			if err != nil {
@@ -155,6 +161,7 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 	tr, trp, trr, tre := get("troco retrieve")
 	mr, mrp, mrr, mre := get("stripe-mock retrieve")
 	tp, tpp, tpr, tpe := get("troco confirm")
+	t1, t1p, t1r, t1e := get("troco one request")
 	ratio := func(a, b float64) string {
 		if b == 0 {
 			return "-"
@@ -169,7 +176,8 @@ func runSideBySide(cfg config, bin, parent string, extra []string) error {
 	fmt.Printf("| payment-intent creates/s (p99) | %.0f (%.1f ms) | %.0f (%.1f ms) | %s |\n", tc, msF(tcp), mc, msF(mcp), ratio(tc, mc))
 	fmt.Printf("| payment-intent retrieves/s (p99) | %.0f (%.1f ms) | %.0f (%.1f ms) | %s |\n", tr, msF(trp), mr, msF(mrp), ratio(tr, mr))
 	fmt.Printf("| confirmed card payments/s, create + confirm, durable (confirm p99) | %.0f (%.1f ms), peak RSS %s | - | |\n", tp, msF(tpp), mib(tpr))
-	if n := tce + mce + tre + mre + tpe; n > 0 {
+	fmt.Printf("| confirmed card payments/s, one request (create with confirm: true), durable (p99) | %.0f (%.1f ms), peak RSS %s | - | %s of create + confirm |\n", t1, msF(t1p), mib(t1r), ratio(t1, tp))
+	if n := tce + mce + tre + mre + tpe + t1e; n > 0 {
 		fmt.Printf("non-200 answers: %d (see the runs above)\n", n)
 	}
 	return nil

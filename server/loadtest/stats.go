@@ -107,9 +107,13 @@ func errString(m map[int]int) string {
 }
 
 func printSummaries(w io.Writer, sums []summary) {
-	fmt.Fprintf(w, "  %-12s %9s %10s %8s %8s %8s %8s %8s  %s\n", "op", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "mean ms", "non-2xx")
+	width := 12 // the op column: wider for a longer op name (pi_create_confirm)
 	for _, s := range sums {
-		fmt.Fprintf(w, "  %-12s %9d %10.0f %8s %8s %8s %8s %8s  %s\n", s.Op, s.Requests, s.PerSec, ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Max), ms(s.Mean), errString(s.Errors))
+		width = max(width, len(s.Op))
+	}
+	fmt.Fprintf(w, "  %-*s %9s %10s %8s %8s %8s %8s %8s  %s\n", width, "op", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "mean ms", "non-2xx")
+	for _, s := range sums {
+		fmt.Fprintf(w, "  %-*s %9d %10.0f %8s %8s %8s %8s %8s  %s\n", width, s.Op, s.Requests, s.PerSec, ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Max), ms(s.Mean), errString(s.Errors))
 	}
 }
 

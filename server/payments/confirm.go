@@ -201,6 +201,54 @@ func (s *Service) confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams)
 	if err != nil {
 		return nil, notFound(err, "id", "payment intent", id)
 	}
+	return s.confirmIntent(tx, a, pi, terms, p)
+}
+
+// CreateAndConfirm creates a payment intent and confirms it in the same transaction (POST
+// /v1/payment-intents with confirm: true): CreateIntent, then the confirmation of Confirm on the
+// intent it just made, so every rule of both applies and the events are those of the two calls
+// in their order (payment_intent.created, then the confirmation's).
+//
+// A refusal by either part changes nothing (the caller rolls the transaction back): no intent is
+// created. A declined card, like a declined Confirm, keeps the new intent and its failed charge
+// and answers 402 with the intent (KeepChanges). A live network processor's reservation
+// (Pending) keeps the new intent too, returned with the error: the caller finishes the
+// confirmation by calling Confirm on its id, as after any reservation.
+func (s *Service) CreateAndConfirm(tx *db.Tx, a domain.Actor, ip IntentParams, p ConfirmParams) (*domain.PaymentIntent, error) {
+	if p.ClientSecret != nil {
+		return nil, ClientSecretOnCreate()
+	}
+	pi, err := s.CreateIntent(tx, a, ip)
+	if err != nil {
+		return nil, err
+	}
+	// A new intent has no owner (only its creator's own domain could have made it one), so
+	// Confirm's owner check has nothing to find; and the intent is the one just written.
+	created := pi
+	pi, err = s.confirmIntent(tx, a, pi, nil, p)
+	e, ok := domain.AsError(err)
+	switch {
+	case !ok || (!e.KeepChanges && e.PaymentIntent == nil):
+	case e.Pending != nil:
+		return created, err
+	case !e.KeepChanges:
+		// A refusal (a card number of a bad format): nothing is kept, so the error names no intent.
+		e2 := *e
+		e2.PaymentIntent = nil
+		return nil, &e2
+	}
+	return pi, err
+}
+
+// ClientSecretOnCreate is the 400 of a client_secret sent to payment intent create, with or
+// without confirm: there is no intent yet whose secret it could be.
+func ClientSecretOnCreate() *domain.Error {
+	return domain.Invalid("client_secret", "client_secret cannot be sent when creating a payment intent: the new intent's client_secret is in the response.")
+}
+
+// confirmIntent is confirm on an intent already read in this transaction; terms, when not nil,
+// are the organization's payment terms read with it (FindPaymentIntentWithTerms).
+func (s *Service) confirmIntent(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, terms *domain.Organization, p ConfirmParams) (*domain.PaymentIntent, error) {
 	if p.ClientSecret != nil && !SecretMatches(pi.ClientSecret, *p.ClientSecret) {
 		return nil, domain.Invalid("client_secret", "The client_secret does not match this payment intent.")
 	}
@@ -218,13 +266,18 @@ func (s *Service) confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams)
 	if !confirmable(pi.Status) {
 		return nil, stateError("payment intent", pi.ID, pi.Status, "confirm")
 	}
-	// A card confirmation needs only the organization's payment terms, read with the intent;
-	// PIX and boleto print its name and city, so they read the whole organization.
+	// A card confirmation needs only the organization's payment terms (read with the intent, or
+	// alone); PIX and boleto print its name and city, so they read the whole organization.
 	org := terms
-	if m, merr := (&confirmation{pi: pi, p: p}).method(); org == nil || merr != nil || m != domain.MethodCreditCard {
-		if org, err = tx.FindOrganizationByID(a.OrgID); err != nil {
-			return nil, err
-		}
+	var err error
+	switch m, merr := (&confirmation{pi: pi, p: p}).method(); {
+	case merr != nil || m != domain.MethodCreditCard:
+		org, err = tx.FindOrganizationByID(a.OrgID)
+	case org == nil:
+		org, err = tx.FindOrganizationTerms(a.OrgID)
+	}
+	if err != nil {
+		return nil, err
 	}
 	// SPEC 7: too many instalments is a 400 "with the same message in both environments", so the
 	// ceiling (which depends only on the amount and the organization) is checked before the
