@@ -23,8 +23,14 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	if err != nil {
 		return fmt.Errorf("db: encode: %w", err)
 	}
+	var stored any // textDoc's choice, without building the form the engine does not take
+	if tx.pg {
+		stored = string(data)
+	} else {
+		stored = packJSON(data)
+	}
 	_, err = tx.exec("INSERT INTO events (id, org_id, livemode, type, request_id, data, object_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, tx.textDoc(packJSON(data), string(data)), objectID(e.Data.Object, data), tx.now())
+		e.ID, s.OrgID, boolInt(s.Livemode), e.Type, e.Request.ID, stored, objectID(e.Data.Object, data), tx.now())
 	if err != nil {
 		return translate(err, "insert event")
 	}
