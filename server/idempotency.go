@@ -114,7 +114,7 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			// Busy: a first run still in progress, or a replay of a stored response.
 			// The response found may be committed but not yet on disk (its own request is
 			// waiting for the fsync): replayStored waits for it, as that request does.
-			if !s.replayStored(w, r, st, true) {
+			if !s.replayStored(w, r, st, true, true) {
 				s.writeError(w, r, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyInProgress, Param: "Idempotency-Key",
 					Message: "A request with this Idempotency-Key is still being processed; retry later."})
 			}
@@ -129,7 +129,7 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 				return
 			}
 			if !ok {
-				if !s.replayStored(w, r, st, false) {
+				if !s.replayStored(w, r, st, false, true) {
 					s.writeError(w, r, &domain.Error{Status: http.StatusConflict, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyInProgress, Param: "Idempotency-Key",
 						Message: "A request with this Idempotency-Key is still being processed; retry later."})
 				}
@@ -137,7 +137,7 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			}
 			defer release()
 		}
-		if s.replayStored(w, r, st, false) {
+		if s.replayStored(w, r, st, false, false) {
 			return
 		}
 
@@ -157,7 +157,9 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 // replayStored answers r from the response stored for st's key, if there is one: a replay of
 // the same request, or 400 idempotency_key_reused for another body or endpoint. It reports
 // whether it answered. durable makes it wait, before a replay, until what it read is on disk.
-func (s *Server) replayStored(w http.ResponseWriter, r *http.Request, st *idemState, durable bool) bool {
+// busy says another request holds the key's slot: a provisional answer (storeProvisional) is
+// then that request's, still running, and is not replayed (the caller answers 409).
+func (s *Server) replayStored(w http.ResponseWriter, r *http.Request, st *idemState, durable, busy bool) bool {
 	notBefore := s.cfg.Clock.Now().Add(-idempotencyTTL).Unix()
 	var prior *db.IdempotentResponse
 	err := s.db.Read(r.Context(), func(tx *db.Tx) error {
@@ -170,7 +172,9 @@ func (s *Server) replayStored(w http.ResponseWriter, r *http.Request, st *idemSt
 		return false
 	case err != nil:
 		s.writeError(w, r, err)
-	case prior.Fingerprint != st.fingerprint:
+	case prior.Fingerprint == provisionalFingerprint(st.fingerprint) && busy:
+		return false
+	case prior.Fingerprint != st.fingerprint && prior.Fingerprint != provisionalFingerprint(st.fingerprint):
 		s.writeError(w, r, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyKeyReused, Param: "Idempotency-Key",
 			Message: "This Idempotency-Key was already used with a different request body or endpoint."})
 	default:
@@ -185,6 +189,26 @@ func (s *Server) replayStored(w http.ResponseWriter, r *http.Request, st *idemSt
 	}
 	return true
 }
+
+// storeProvisional stores body (200) as the answer of st's request before its final one: a
+// payment intent created while a live processor call is pending, so that a retry after a crash
+// between the runs replays that intent instead of creating and charging another. It is marked
+// in its fingerprint: while the request runs (it holds the key's slot) a duplicate is told to
+// retry later rather than given this answer, and the final answer replaces it.
+func storeProvisional(tx *db.Tx, st *idemState, body []byte) error {
+	err := tx.StoreIdempotentResponse(st.scope.OrgID, st.scope.Livemode, st.key, tx.Now.Add(-idempotencyTTL).Unix(),
+		db.IdempotentResponse{Fingerprint: provisionalFingerprint(st.fingerprint), Status: http.StatusOK, Body: body})
+	if errors.Is(err, db.ErrConflict) {
+		return errIdempotencyRace
+	}
+	if err == nil {
+		st.provisional = true
+	}
+	return err
+}
+
+// provisionalFingerprint is how a provisional answer's fingerprint is stored.
+func provisionalFingerprint(fingerprint string) string { return "provisional:" + fingerprint }
 
 func boolStr(b bool) string {
 	if b {

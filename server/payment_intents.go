@@ -106,18 +106,16 @@ func (s *Server) handlePaymentIntentCreate() http.Handler {
 			if payments.PendingOf(err) == nil || pi == nil {
 				return pi, err
 			}
-			created = pi.ID
 			if st != nil {
 				body, merr := domain.MarshalJSON(pi)
 				if merr != nil {
 					return nil, merr
 				}
-				if serr := tx.StoreIdempotentResponse(st.scope.OrgID, st.scope.Livemode, st.key, tx.Now.Add(-idempotencyTTL).Unix(),
-					db.IdempotentResponse{Fingerprint: st.fingerprint, Status: http.StatusOK, Body: body}); serr != nil {
+				if serr := storeProvisional(tx, st, body); serr != nil {
 					return nil, serr
 				}
-				st.provisional = true
 			}
+			created = pi.ID
 			return pi, err
 		})
 	})

@@ -408,3 +408,63 @@ func TestLiveCreateWithConfirmRetryAfterCrash(t *testing.T) {
 	is.Equal(string(again.Raw), string(ok.Raw))
 	is.Equal(e.Cielo.ChargeCount(), 1)
 }
+
+// holdFirst is a card processor whose first authorization waits until released, as a slow
+// acquirer would: the request that made it is still running meanwhile.
+type holdFirst struct {
+	payments.Processor
+	started atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *holdFirst) AuthorizeCard(ctx context.Context, req payments.CardRequest) (payments.CardResult, error) {
+	if h.started.CompareAndSwap(false, true) {
+		close(h.entered)
+		<-h.release
+	}
+	return h.Processor.AuthorizeCard(ctx, req)
+}
+
+// A duplicate of a one-request live payment that arrives while the first is still waiting for the
+// processor is told to retry later, as a duplicate confirm is: it is not answered the intent the
+// first run stored for a crash (processing), which would be a replay of an answer the key never
+// gave (the first request answers succeeded).
+func TestLiveCreateWithConfirmDuplicateWhileProcessorAnswers(t *testing.T) {
+	is := is.New(t)
+	hold := &holdFirst{entered: make(chan struct{}), release: make(chan struct{})}
+	e := newLiveEnvWrapped(t, 5*time.Second, func(p payments.Processor) payments.Processor {
+		hold.Processor = p
+		return hold
+	})
+	body := map[string]any{"amount": 12000, "confirm": true, "card": payCard(liveApprove)}
+	type answer struct {
+		r   resp
+		err error
+	}
+	first := make(chan answer, 1)
+	go func() {
+		r, err := e.TryDo("POST", "/v1/payment-intents", e.Live, body, "Idempotency-Key", "slow-1")
+		first <- answer{r, err}
+	}()
+	select {
+	case <-hold.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the processor was never called")
+	}
+	dup := e.Do("POST", "/v1/payment-intents", e.Live, body, "Idempotency-Key", "slow-1")
+	close(hold.release)
+	is.Equal(dup.Status, 409) // still being processed: retry later
+	is.Equal(dup.ErrCode(), "idempotency_key_in_progress")
+	is.Equal(dup.Header.Get("Idempotent-Replayed"), "")
+
+	a := <-first
+	is.NoErr(a.err)
+	is.Equal(a.r.Status, 200)
+	is.Equal(a.r.Str("status"), "succeeded")
+	again := e.Do("POST", "/v1/payment-intents", e.Live, body, "Idempotency-Key", "slow-1")
+	is.Equal(again.Header.Get("Idempotent-Replayed"), "true")
+	is.Equal(string(again.Raw), string(a.r.Raw)) // the first request's answer
+	is.Equal(e.Cielo.ChargeCount(), 1)
+	is.Equal(e.payCount(e.Live, "/v1/payment-intents"), 1)
+}
