@@ -40,10 +40,18 @@ const maxBatch = 256
 
 // DB is an open troco database.
 type DB struct {
-	path   string
-	pg     bool // PostgreSQL (postgres.go) rather than SQLite
-	write  *sql.DB
-	read   *sql.DB
+	path  string
+	pg    bool // PostgreSQL (postgres.go) rather than SQLite
+	write *sql.DB
+	read  *sql.DB
+	// wconn is the single writer's own connection of the write pool (SQLite), held from Open to
+	// Close: its transactions are plain BEGIN IMMEDIATE … COMMIT on it and its statements are
+	// prepared on it, so no statement of a write runs through a database/sql Tx (which starts
+	// a goroutine to watch the transaction's context for every query it runs, and binds each
+	// pool statement to the transaction anew for every batch). The pool's other connection
+	// serves what runs outside the writer (import into an idle database, tests, the checkpoint
+	// at Close).
+	wconn  *sql.Conn
 	clock  clock.Clock
 	queue  chan *writeReq
 	done   chan struct{}
@@ -129,8 +137,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("db: open writer: %w", err)
 	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
+	w.SetMaxOpenConns(2) // the writer's own (wconn) and one for the rest
+	w.SetMaxIdleConns(2)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	if err := w.PingContext(ctx); err != nil {
@@ -150,13 +158,19 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetMaxIdleConns(opts.Readers)
 	r.SetConnMaxIdleTime(0)
 	r.SetConnMaxLifetime(0)
-	d := &DB{path: path, write: w, read: r, clock: opts.Clock, queue: make(chan *writeReq, 4096), done: make(chan struct{}),
-		wstmts: newStmtCache(w), rstmts: newStmtCache(r), onEvent: opts.OnEvent, onWriteWait: opts.OnWriteWait}
+	wconn, err := w.Conn(ctx)
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("db: open %s: %w", path, err)
+	}
+	d := &DB{path: path, write: w, read: r, wconn: wconn, clock: opts.Clock, queue: make(chan *writeReq, 4096), done: make(chan struct{}),
+		wstmts: newConnStmtCache(wconn), rstmts: newStmtCache(r), onEvent: opts.OnEvent, onWriteWait: opts.OnWriteWait}
 	if path != ":memory:" && strings.EqualFold(opts.Synchronous, "FULL") {
 		// The writer's commits stop waiting for the disk; the syncer waits instead (walsync.go).
-		// The pool's one connection is never closed, so the setting lasts; were it replaced, the
-		// new connection would sync in COMMIT again, which is only slower.
-		if _, err := w.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+		// The writer's connection is held until Close, so the setting lasts.
+		if _, err := wconn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+			wconn.Close()
 			w.Close()
 			r.Close()
 			return nil, fmt.Errorf("db: open %s: %w", path, err)
@@ -215,6 +229,9 @@ func (d *DB) Close() error {
 	<-d.done
 	d.rstmts.close()
 	d.wstmts.close()
+	if d.wconn != nil {
+		d.wconn.Close() // back to the pool, closed with it below
+	}
 	errR := d.read.Close()
 	if d.pg {
 		return errors.Join(errR, d.write.Close())
@@ -349,7 +366,8 @@ func (d *DB) pipelinedWriter() {
 
 // openBatch is a write transaction of the writer with the writes run in it so far.
 type openBatch struct {
-	sqlTx   *sql.Tx
+	sqlTx   *sql.Tx   // PostgreSQL
+	conn    *sql.Conn // SQLite: the writer's connection, in BEGIN IMMEDIATE
 	st      *txStmts
 	reqs    []*writeReq
 	results []error
@@ -359,6 +377,14 @@ type openBatch struct {
 
 func (d *DB) beginBatch() (*openBatch, error) {
 	start := time.Now()
+	if !d.pg {
+		if _, err := d.wconn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+			return nil, fmt.Errorf("db: begin: %w", err)
+		}
+		b := &openBatch{conn: d.wconn, st: &txStmts{cache: d.wstmts}}
+		b.busy = time.Since(start)
+		return b, nil
+	}
 	sqlTx, err := d.write.BeginTx(context.Background(), nil)
 	if err == nil && d.pg {
 		// Serialize the writers of every replica (see postgres.go).
@@ -385,7 +411,11 @@ func (d *DB) runInBatch(b *openBatch, r *writeReq) {
 	}
 	var err error
 	if err = r.ctx.Err(); err == nil {
-		tx := &Tx{q: b.sqlTx, st: b.st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}
+		var q querier = b.sqlTx
+		if b.conn != nil {
+			q = connQuerier{b.conn}
+		}
+		tx := &Tx{q: q, st: b.st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}
 		if err = runSavepoint(tx, r.fn); err == nil {
 			b.events = append(b.events, tx.events...)
 		}
@@ -399,7 +429,15 @@ func (d *DB) runInBatch(b *openBatch, r *writeReq) {
 // on disk. It reports whether it handed them to the syncer.
 func (d *DB) commitOpen(b *openBatch) (synced bool) {
 	commitStart := time.Now()
-	commitErr := b.sqlTx.Commit()
+	var commitErr error
+	if b.conn != nil {
+		if _, commitErr = b.conn.ExecContext(context.Background(), "COMMIT"); commitErr != nil {
+			// A failed COMMIT may leave the transaction open: end it, so the next batch begins.
+			_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	} else {
+		commitErr = b.sqlTx.Commit()
+	}
 	if commitErr != nil {
 		err := fmt.Errorf("db: commit: %w", commitErr)
 		for i := range b.results {
@@ -518,6 +556,21 @@ type querier interface {
 	Query(query string, args ...any) (*sql.Rows, error)
 }
 
+// connQuerier runs statements on the writer's connection (its open BEGIN IMMEDIATE).
+type connQuerier struct{ c *sql.Conn }
+
+func (q connQuerier) Exec(query string, args ...any) (sql.Result, error) {
+	return q.c.ExecContext(context.Background(), query, args...)
+}
+
+func (q connQuerier) QueryRow(query string, args ...any) *sql.Row {
+	return q.c.QueryRowContext(context.Background(), query, args...)
+}
+
+func (q connQuerier) Query(query string, args ...any) (*sql.Rows, error) {
+	return q.c.QueryContext(context.Background(), query, args...)
+}
+
 // Tx is one transaction. Now is the clock reading captured when it began; every timestamp the
 // transaction writes uses it.
 type Tx struct {
@@ -532,15 +585,22 @@ type Tx struct {
 	// eventData is the encoded data of each event this transaction inserted, by id (an entry
 	// whose event is no longer in events was rolled back): a stored idempotent response that is
 	// exactly an event's object points at it instead of holding a copy.
-	eventData map[string][]byte
+	eventData map[string]eventBytes
 	// emails are the messages each event of this transaction queued, by event id (an entry whose
 	// event was rolled back is never asked for: event ids are not reused).
 	emails map[string][]QueuedEmail
 }
 
+// eventBytes are an event's encoded data and the length of its object's JSON, which the data
+// holds right after eventObjectPrefix.
+type eventBytes struct {
+	data []byte
+	n    int
+}
+
 // Savepoint runs fn in a nested savepoint: an error from fn undoes only fn's writes.
 func (tx *Tx) Savepoint(fn func() error) (err error) {
-	if _, ok := tx.q.(*sql.Tx); !ok {
+	if _, ok := tx.q.(*sql.Tx); !ok && !tx.writable {
 		return errors.New("db: savepoint outside a transaction (ReadOne)")
 	}
 	tx.sp++
@@ -609,9 +669,17 @@ func (tx *Tx) prepared(query string) *sql.Stmt {
 		}
 	}
 	s := st.cache.get(query)
+	if s == nil && st.cache.conn != nil {
+		// The writer's own connection: prepare it now, even inside the open transaction, and use
+		// it as it is (it belongs to this connection; nothing to bind).
+		return st.cache.prepareOn(query)
+	}
 	if s == nil {
 		st.missed = append(st.missed, query)
 		return nil
+	}
+	if st.cache.conn != nil {
+		return s
 	}
 	if sqlTx, ok := tx.q.(*sql.Tx); ok {
 		s = sqlTx.Stmt(s)
@@ -631,12 +699,37 @@ const maxCachedStmts = 256
 // and its owner prepares the list once the transaction is over.
 type stmtCache struct {
 	pool *sql.DB
+	conn *sql.Conn // instead of pool: the writer's connection, whose statements are prepared at first use
 	mu   sync.RWMutex
 	m    map[string]*sql.Stmt
 }
 
 func newStmtCache(pool *sql.DB) *stmtCache {
 	return &stmtCache{pool: pool, m: map[string]*sql.Stmt{}}
+}
+
+func newConnStmtCache(conn *sql.Conn) *stmtCache {
+	return &stmtCache{conn: conn, m: map[string]*sql.Stmt{}}
+}
+
+// prepareOn prepares query on the cache's connection and keeps it while there is room; nil
+// (run it unprepared) when the cache is full or the query cannot be prepared. Only the writer
+// calls it, on its own connection.
+func (c *stmtCache) prepareOn(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.m[query]; ok {
+		return s
+	}
+	if len(c.m) >= maxCachedStmts {
+		return nil
+	}
+	s, err := c.conn.PrepareContext(context.Background(), query)
+	if err != nil {
+		return nil
+	}
+	c.m[query] = s
+	return s
 }
 
 func (c *stmtCache) get(query string) *sql.Stmt {

@@ -20,12 +20,12 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	e.CreatedAt = domain.At(tx.Now)
 	e.Livemode = s.Livemode
 	e.Organization = s.OrgID
-	data, err := domain.MarshalJSON(e.Data)
+	data, n, err := encodeEventData(e.Data)
 	if err != nil {
 		return fmt.Errorf("db: encode: %w", err)
 	}
 	oid := objectID(e.Data.Object, data)
-	var stored any
+	var stored any // textDoc's choice, without building the form the engine does not take
 	if tx.pg {
 		stored = string(data)
 	} else {
@@ -41,10 +41,33 @@ func (tx *Tx) InsertEvent(s domain.Scope, e *domain.Event) error {
 	}
 	tx.events = append(tx.events, e)
 	if tx.eventData == nil {
-		tx.eventData = map[string][]byte{}
+		tx.eventData = map[string]eventBytes{}
 	}
-	tx.eventData[e.ID] = data
+	tx.eventData[e.ID] = eventBytes{data, n}
 	return tx.enqueueWebhooks(s, e)
+}
+
+// encodeEventData is domain.MarshalJSON(d), built from the encoded object and
+// previous_attributes (the bytes encoding/json writes for EventData's two fields), and the
+// length of the object's JSON, which follows eventObjectPrefix in it.
+func encodeEventData(d domain.EventData) ([]byte, int, error) {
+	obj, err := domain.MarshalJSON(d.Object)
+	if err != nil {
+		return nil, 0, err
+	}
+	var prev []byte
+	if len(d.PreviousAttributes) > 0 { // omitempty
+		if prev, err = domain.MarshalJSON(d.PreviousAttributes); err != nil {
+			return nil, 0, err
+		}
+	}
+	const prevKey = `,"previous_attributes":`
+	data := make([]byte, 0, len(eventObjectPrefix)+len(obj)+len(prevKey)+len(prev)+1)
+	data = append(append(data, eventObjectPrefix...), obj...)
+	if prev != nil {
+		data = append(append(data, prevKey...), prev...)
+	}
+	return append(data, '}'), len(obj), nil
 }
 
 const eventCols = "id, org_id, livemode, type, request_id, data, object_id, created_at"

@@ -66,7 +66,7 @@ var eventObjectPrefix = []byte(`{"object":`)
 // object is exactly body, or body packed.
 func (tx *Tx) storedBody(body []byte) []byte {
 	for i := len(tx.events) - 1; i >= 0 && i >= len(tx.events)-4; i-- {
-		if id := tx.events[i].ID; IsEventObject(tx.eventData[id], body) {
+		if id := tx.events[i].ID; IsEventObject(tx.eventData[id].data, body) {
 			return eventRef(id, len(body))
 		}
 	}
@@ -129,7 +129,20 @@ func (tx *Tx) LastEvent() (id string, data []byte) {
 		return "", nil
 	}
 	id = tx.events[len(tx.events)-1].ID
-	return id, tx.eventData[id]
+	return id, tx.eventData[id].data
+}
+
+// LastEventObject returns the object of the last event this transaction inserted and still
+// holds, and that object's JSON as the event's data holds it (no event: nil, nil). An operation
+// whose answer is that object, unchanged since it was emitted, can answer with these bytes
+// instead of encoding it again.
+func (tx *Tx) LastEventObject() (obj any, body []byte) {
+	if len(tx.events) == 0 {
+		return nil, nil
+	}
+	e := tx.events[len(tx.events)-1]
+	b := tx.eventData[e.ID]
+	return e.Data.Object, b.data[len(eventObjectPrefix) : len(eventObjectPrefix)+b.n]
 }
 
 // StoreIdempotentResponse records the response for key. An expired row for the same key is

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"troco/db"
@@ -28,12 +31,57 @@ func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(tx *db.T
 
 // mutateAs is mutate answering ok on success: 200, or for /api/v1 201 (with Location) or 204.
 func (s *Server) mutateAs(w http.ResponseWriter, r *http.Request, ok int, op func(tx *db.Tx, a domain.Actor) (any, error)) {
+	s.mutateWith(w, r, ok, false, op)
+}
+
+// mutateEventObject is mutate for an op whose answer, on success, is the object of the last
+// event it emitted, not changed after that emit (a created or confirmed payment intent): the
+// answer is then the JSON the event already holds for it, not a second encoding of the same
+// object (by the single writer, for a request with an Idempotency-Key). Any other answer is
+// encoded as mutate does.
+func (s *Server) mutateEventObject(w http.ResponseWriter, r *http.Request, op func(tx *db.Tx, a domain.Actor) (any, error)) {
+	s.mutateWith(w, r, http.StatusOK, true, op)
+}
+
+func (s *Server) mutateWith(w http.ResponseWriter, r *http.Request, ok int, fromEvent bool, op func(tx *db.Tx, a domain.Actor) (any, error)) {
 	for range maxProcessorRuns {
-		if p := s.mutateRun(w, r, ok, op); p == nil {
+		if p := s.mutateRun(w, r, ok, fromEvent, op); p == nil {
 			return
 		}
 	}
 	s.writeError(w, r, errors.New("processor call still pending after repeated runs"))
+}
+
+// eventAnswer is the JSON of result when it is the object of tx's last event (fromEvent set),
+// else nil.
+func eventAnswer(tx *db.Tx, fromEvent bool, result any) []byte {
+	if !fromEvent || result == nil {
+		return nil
+	}
+	if obj, body := tx.LastEventObject(); samePointer(obj, result) {
+		return body
+	}
+	return nil
+}
+
+// samePointer reports whether a and b are the same pointer (== on any values would panic on
+// values of an incomparable type).
+func samePointer(a, b any) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.Kind() == reflect.Pointer && vb.Kind() == reflect.Pointer && va.Type() == vb.Type() && va.Pointer() == vb.Pointer()
+}
+
+// checkEventAnswers (tests) encodes every answer taken from an event again and panics when the
+// bytes differ: an op given to mutateEventObject changed its object after emitting it.
+var checkEventAnswers = false
+
+func mustMatchEncoding(result any, body []byte) {
+	if !checkEventAnswers {
+		return
+	}
+	if b, err := domain.MarshalJSON(result); err != nil || !bytes.Equal(b, body) {
+		panic(fmt.Sprintf("mutateEventObject: the answer taken from the event differs from the object's encoding:\nevent:  %s\nobject: %s", body, b))
+	}
 }
 
 // maxProcessorRuns bounds the runs of one request's op (reserve, apply).
@@ -41,17 +89,18 @@ const maxProcessorRuns = 3
 
 // mutateRun is one run of mutate; it answers the request unless op left a processor call
 // pending, which it makes before returning it.
-func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
+func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, fromEvent bool, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
 	auth := authFrom(r.Context())
 	st, _ := r.Context().Value(ctxIdem).(*idemState)
 	if st == nil {
-		return s.mutateOnce(w, r, ok, auth.Actor, op)
+		return s.mutateOnce(w, r, ok, fromEvent, auth.Actor, op)
 	}
 	var pending *payments.Pending
 	var status int
 	var body []byte
 	var evID string
 	var evData []byte
+	var reused any // the result whose answer is its event's bytes
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
 		var result any
 		var opErr error
@@ -64,9 +113,14 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op fu
 		})
 		switch {
 		case opErr == nil && spErr == nil:
-			b, err := domain.MarshalJSON(result)
-			if err != nil {
-				return err
+			b := eventAnswer(tx, fromEvent, result)
+			if b != nil {
+				reused = result
+			} else {
+				var err error
+				if b, err = domain.MarshalJSON(result); err != nil {
+					return err
+				}
 			}
 			if ok == http.StatusNoContent {
 				b = []byte{} // no body, but a stored one (the column is NOT NULL): a replay is the same 204
@@ -110,6 +164,9 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op fu
 		s.pay.Execute(context.WithoutCancel(r.Context()), s.db, pending)
 		return pending
 	}
+	if reused != nil {
+		mustMatchEncoding(reused, body)
+	}
 	noteAnsweredEvent(w, evID, evData)
 	writeResult(w, r, status, body)
 	return nil
@@ -118,15 +175,18 @@ func (s *Server) mutateRun(w http.ResponseWriter, r *http.Request, ok int, op fu
 // mutateOnce is mutate for a request without an Idempotency-Key: nothing else shares the
 // transaction, so op runs directly in the batch's own savepoint and the answer is encoded after
 // the commit, off the single writer.
-func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
+func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, fromEvent bool, a domain.Actor, op func(tx *db.Tx, a domain.Actor) (any, error)) *payments.Pending {
 	var result any
 	var kept *domain.Error
 	var evID string
-	var evData []byte
+	var evData, answer []byte
 	err := s.db.Write(context.WithoutCancel(r.Context()), func(tx *db.Tx) error {
 		var err error
 		result, err = op(tx, a)
 		evID, evData = tx.LastEvent()
+		if err == nil {
+			answer = eventAnswer(tx, fromEvent, result)
+		}
 		if e, ok := domain.AsError(err); ok && e.KeepChanges {
 			kept = e // commit what op recorded, answer with the error
 			return nil
@@ -142,6 +202,10 @@ func (s *Server) mutateOnce(w http.ResponseWriter, r *http.Request, ok int, a do
 		return p
 	case kept != nil:
 		s.writeError(w, r, kept)
+	case ok == http.StatusOK && answer != nil:
+		mustMatchEncoding(result, answer)
+		noteAnsweredEvent(w, evID, evData)
+		writeRaw(w, http.StatusOK, answer)
 	case ok == http.StatusOK:
 		noteAnsweredEvent(w, evID, evData)
 		writeJSON(w, http.StatusOK, result)

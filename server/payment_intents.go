@@ -86,7 +86,7 @@ func (s *Server) handlePaymentIntentCreate() http.Handler {
 				}
 				return
 			}
-			s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreateIntent(tx, a, p.IntentParams) })
+			s.mutateEventObject(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return s.pay.CreateIntent(tx, a, p.IntentParams) })
 			return
 		}
 		cp := p.ConfirmParams
@@ -98,7 +98,7 @@ func (s *Server) handlePaymentIntentCreate() http.Handler {
 		// intent (processing; the reconciliation job settles it) instead of charging again.
 		st, _ := r.Context().Value(ctxIdem).(*idemState)
 		var created string
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+		s.mutateEventObject(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
 			if created != "" {
 				return s.pay.Confirm(tx, a, created, cp)
 			}
@@ -180,7 +180,7 @@ func (s *Server) handlePaymentIntentConfirm() http.Handler {
 				return nil
 			})
 		}
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+		s.mutateEventObject(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
 			return s.pay.Confirm(tx, a, id, p)
 		})
 	})

@@ -15,6 +15,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -111,6 +112,24 @@ func National(year int) []Holiday {
 	return hs
 }
 
+// nationals caches National by year (year → []Holiday, never modified): every card sale asks
+// for the business day of each instalment's receivable inside the single writer, and building
+// and sorting a year's holidays for every question cost more than the rest of the answer.
+var nationals sync.Map
+
+// nationalOf is National(year) from the cache (years 1900–2199; others are computed each time,
+// so no input can grow it without bound); the slice is shared, so it is only read.
+func nationalOf(year int) []Holiday {
+	if year < 1900 || year >= 2200 {
+		return National(year)
+	}
+	if hs, ok := nationals.Load(year); ok {
+		return hs.([]Holiday)
+	}
+	hs, _ := nationals.LoadOrStore(year, National(year))
+	return hs.([]Holiday)
+}
+
 // Calendar answers which days are business days: Monday to Friday except national holidays and
 // the local ones it was given. The zero value and nil know national holidays only.
 type Calendar struct {
@@ -150,7 +169,7 @@ func ParseHolidays(r io.Reader) ([]time.Time, error) {
 // one), or "" when d is not a holiday.
 func (c *Calendar) HolidayName(d time.Time) string {
 	d = Civil(d)
-	for _, h := range National(d.Year()) {
+	for _, h := range nationalOf(d.Year()) {
 		if h.Date.Equal(d) {
 			return h.Name
 		}

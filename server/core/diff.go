@@ -45,7 +45,7 @@ func diff(before, after any) map[string]any {
 		if f.equal(b, a) {
 			continue
 		}
-		out[f.name] = decodeAny(b)
+		out[f.name] = f.decode(b)
 	}
 	return out
 }
@@ -255,6 +255,50 @@ func isEmpty(v reflect.Value) bool {
 		return v.IsZero()
 	}
 	return false
+}
+
+// decode is decodeAny(v) for a value of f, without the JSON round trip for scalars (a status, an
+// amount, a nullable id): what encoding/json would decode from their JSON, built directly.
+func (f *diffField) decode(v reflect.Value) any {
+	switch f.kind {
+	case kindPtrScalar:
+		if v.IsNil() {
+			return nil
+		}
+		if x, ok := scalarAny(v.Elem()); ok {
+			return x
+		}
+	case kindScalar:
+		if x, ok := scalarAny(v); ok {
+			return x
+		}
+	}
+	return decodeAny(v)
+}
+
+// scalarAny is the any encoding/json decodes from the JSON of v, a scalar without a marshaler
+// (string, bool, integer), when that is exactly v: a valid UTF-8 string, a bool, an integer
+// within ±2^53 as a float64. Anything else (floats, invalid UTF-8, huge integers) is left to
+// decodeAny.
+func scalarAny(v reflect.Value) (any, bool) {
+	const exact = 1 << 53
+	switch v.Kind() {
+	case reflect.String:
+		if s := v.String(); utf8.ValidString(s) {
+			return s, true
+		}
+	case reflect.Bool:
+		return v.Bool(), true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if n := v.Int(); n <= exact && n >= -exact {
+			return float64(n), true
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if n := v.Uint(); n <= exact {
+			return float64(n), true
+		}
+	}
+	return nil, false
 }
 
 // decodeAny is a field's value as a client decodes it: its JSON decoded into an any.

@@ -131,6 +131,17 @@ type ConfirmParams struct {
 
 	// ownerChecked is the id of the intent whose owner PrepareConfirm checked.
 	ownerChecked string
+	// fp is the typed card's fingerprint PrepareConfirm computed off the writer.
+	fp preparedFingerprint
+}
+
+// preparedFingerprint is a card fingerprint computed before the writer, with what it was
+// computed for: it is used only for the number of that same card object in that same scope
+// (the number itself is not kept here, so that printing the params never shows it).
+type preparedFingerprint struct {
+	scope domain.Scope
+	card  *CardParams
+	value string
 }
 
 // PrepareConfirm runs, on the reader pool before the confirmation enters the single writer, the
@@ -139,7 +150,13 @@ type ConfirmParams struct {
 // lets go of its intent, canceling it). When the check passes, Confirm skips that read inside the
 // writer for this id; when it fails or cannot be made, Confirm makes it there and answers as
 // always (so an idempotent request stores that answer).
+//
+// It also computes the typed card's keyed fingerprint (two HMACs that need nothing of the
+// database), which the confirmation then does not compute inside the writer.
 func (s *Service) PrepareConfirm(tx *db.Tx, scope domain.Scope, id string, p *ConfirmParams) {
+	if p.Card != nil {
+		p.fp = preparedFingerprint{scope: scope, card: p.Card, value: card.Fingerprint(s.scopedFingerprintKey(scope), p.Card.Number)}
+	}
 	if s.Owner.DirectConfirm != nil && s.Owner.DirectConfirm(tx, scope, id) != nil {
 		return
 	}
@@ -180,11 +197,11 @@ func (s *Service) ConfirmOwned(tx *db.Tx, a domain.Actor, id string, p ConfirmPa
 }
 
 func (s *Service) confirm(tx *db.Tx, a domain.Actor, id string, p ConfirmParams) (*domain.PaymentIntent, error) {
-	pi, err := s.GetIntent(tx, a.Scope, id)
+	pi, terms, err := tx.FindPaymentIntentWithTerms(a.Scope, id)
 	if err != nil {
-		return nil, err
+		return nil, notFound(err, "id", "payment intent", id)
 	}
-	return s.confirmIntent(tx, a, pi, p)
+	return s.confirmIntent(tx, a, pi, terms, p)
 }
 
 // CreateAndConfirm creates a payment intent and confirms it in the same transaction (POST
@@ -208,7 +225,7 @@ func (s *Service) CreateAndConfirm(tx *db.Tx, a domain.Actor, ip IntentParams, p
 	// A new intent has no owner (only its creator's own domain could have made it one), so
 	// Confirm's owner check has nothing to find; and the intent is the one just written.
 	created := pi
-	pi, err = s.confirmIntent(tx, a, pi, p)
+	pi, err = s.confirmIntent(tx, a, pi, nil, p)
 	e, ok := domain.AsError(err)
 	switch {
 	case !ok || (!e.KeepChanges && e.PaymentIntent == nil):
@@ -229,8 +246,9 @@ func ClientSecretOnCreate() *domain.Error {
 	return domain.Invalid("client_secret", "client_secret cannot be sent when creating a payment intent: the new intent's client_secret is in the response.")
 }
 
-// confirmIntent is confirm on an intent already read in this transaction.
-func (s *Service) confirmIntent(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, p ConfirmParams) (*domain.PaymentIntent, error) {
+// confirmIntent is confirm on an intent already read in this transaction; terms, when not nil,
+// are the organization's payment terms read with it (FindPaymentIntentWithTerms).
+func (s *Service) confirmIntent(tx *db.Tx, a domain.Actor, pi *domain.PaymentIntent, terms *domain.Organization, p ConfirmParams) (*domain.PaymentIntent, error) {
 	if p.ClientSecret != nil && !SecretMatches(pi.ClientSecret, *p.ClientSecret) {
 		return nil, domain.Invalid("client_secret", "The client_secret does not match this payment intent.")
 	}
@@ -248,7 +266,16 @@ func (s *Service) confirmIntent(tx *db.Tx, a domain.Actor, pi *domain.PaymentInt
 	if !confirmable(pi.Status) {
 		return nil, stateError("payment intent", pi.ID, pi.Status, "confirm")
 	}
-	org, err := tx.FindOrganizationByID(a.OrgID)
+	// A card confirmation needs only the organization's payment terms (read with the intent, or
+	// alone); PIX and boleto print its name and city, so they read the whole organization.
+	org := terms
+	var err error
+	switch m, merr := (&confirmation{pi: pi, p: p}).method(); {
+	case merr != nil || m != domain.MethodCreditCard:
+		org, err = tx.FindOrganizationByID(a.OrgID)
+	case org == nil:
+		org, err = tx.FindOrganizationTerms(a.OrgID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -423,11 +450,21 @@ func declineError(pe *domain.PaymentError, chargeID string, pi *domain.PaymentIn
 // newCardMethod builds the payment method of a typed card: brand, last4, expiry, keyed
 // fingerprint and, in test mode, the SPEC 7.1 behaviour key. The number is not kept.
 func (s *Service) newCardMethod(in card.Input, billing domain.BillingDetails, scope domain.Scope) *domain.PaymentMethod {
+	return s.newCardMethodFP(in, billing, scope, preparedFingerprint{})
+}
+
+// newCardMethodFP is newCardMethod with the fingerprint fp when it was prepared for this number
+// in this scope.
+func (s *Service) newCardMethodFP(in card.Input, billing domain.BillingDetails, scope domain.Scope, fp preparedFingerprint) *domain.PaymentMethod {
 	brand, last4 := card.Describe(in.Number)
+	fingerprint := fp.value
+	if fp.value == "" || fp.scope != scope || fp.card == nil || fp.card.Number != in.Number {
+		fingerprint = card.Fingerprint(s.scopedFingerprintKey(scope), in.Number)
+	}
 	pm := &domain.PaymentMethod{
 		Type: domain.MethodCreditCard, BillingDetails: billing, Metadata: domain.Metadata{},
 		Card: &domain.PaymentCard{Brand: string(brand), Country: "BR", ExpMonth: in.ExpMonth, ExpYear: in.ExpYear,
-			Fingerprint: card.Fingerprint(s.scopedFingerprintKey(scope), in.Number), Funding: card.FundingCredit, Last4: last4, Network: brand.Network()},
+			Fingerprint: fingerprint, Funding: card.FundingCredit, Last4: last4, Network: brand.Network()},
 	}
 	if !scope.Livemode {
 		pm.SimBehavior = BehaviorKey(in.Number)
@@ -519,7 +556,7 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 	total := option.TotalAmount
 	chargeID := domain.NewID(domain.PrefixCharge)
 	if pm == nil {
-		pm = s.newCardMethod(*in, c.buyer, a.Scope)
+		pm = s.newCardMethodFP(*in, c.buyer, a.Scope, p.fp)
 		if err := tx.CreatePaymentMethod(a.Scope, pm); err != nil {
 			return nil, err
 		}

@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"troco/db"
@@ -173,11 +175,37 @@ func strPtr(s string) *string { return &s }
 // planFor returns the organization's fee plan and monthly instalment interest (CONTRACT 5); the
 // same plan applies in both modes (SPEC 8.6).
 func planFor(org *domain.Organization) (fees.Plan, int64) {
+	raw, _ := org.FeePlan.(json.RawMessage)
+	if v, ok := plans.Load(string(raw)); ok {
+		pr := v.(planRate)
+		return pr.plan, pr.rate
+	}
 	p := core.DefaultFeePlan()
-	if raw, ok := org.FeePlan.(json.RawMessage); ok && len(raw) > 0 {
+	if len(raw) > 0 {
 		_ = json.Unmarshal(raw, &p)
 	}
-	return fees.Plan{CardFeeRate: p.CardFeeRate, CardFixedFee: p.CardFeeAmount, PixFee: p.PixFeeAmount, BoletoFee: p.BoletoFeeAmount}, p.InstallmentInterestRate
+	pr := planRate{fees.Plan{CardFeeRate: p.CardFeeRate, CardFixedFee: p.CardFeeAmount, PixFee: p.PixFeeAmount, BoletoFee: p.BoletoFeeAmount}, p.InstallmentInterestRate}
+	if plansN.Load() < maxCachedPlans {
+		if _, loaded := plans.LoadOrStore(string(raw), pr); !loaded {
+			plansN.Add(1)
+		}
+	}
+	return pr.plan, pr.rate
+}
+
+// plans caches planFor by the stored fee plan's JSON (the same text always decodes to the same
+// plan): a card payment asks twice, inside the single writer, and decoding the JSON each time
+// was most of the answer. At most maxCachedPlans texts are kept; others are decoded each time.
+var (
+	plans  sync.Map // string → planRate
+	plansN atomic.Int64
+)
+
+const maxCachedPlans = 4096
+
+type planRate struct {
+	plan fees.Plan
+	rate int64
 }
 
 func copyMetadata(m domain.Metadata) domain.Metadata {
