@@ -148,7 +148,10 @@ func TestPostgresConnectionLoss(t *testing.T) {
 			continue
 		}
 		var r resp
-		for try := 0; try < 50; try++ { // 409 idempotency_key_in_use: the slot is being freed
+		// 409 idempotency_key_in_use while the slot is being freed: the release is retried at least
+		// every second once the database is back, so 15 s (a loaded CI machine) is far inside the
+		// slot's 2-minute lease that would free it otherwise.
+		for try := 0; try < 150; try++ {
 			r = e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": o.key + "@example.com"}, "Idempotency-Key", o.key)
 			if r.Status != 409 {
 				break
