@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,10 +152,23 @@ func TestPaymentStorage(t *testing.T) {
 			t.Fatalf("confirm: %d %s", w.Code, w.Body)
 		}
 	}
+	// payOne is the same payment in one request: create with confirm: true.
+	payOne := func(i int, key bool) {
+		body := fmt.Appendf(nil, `{"amount":%d,"currency":"brl","payment_method_types":["credit_card"],"description":"Pedido %d","metadata":{"order_id":"%d"},"confirm":true,"payment_method_type":"credit_card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`, 1000+i, i, i)
+		var h []string
+		if key {
+			h = []string{"Idempotency-Key", fmt.Sprintf("pay-%d", i)}
+		}
+		w := httptest.NewRecorder()
+		e.s.ServeHTTP(w, e.request("POST", "/v1/payment-intents", body, h...))
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"status":"succeeded"`) {
+			t.Fatalf("create with confirm: %d %s", w.Code, w.Body)
+		}
+	}
 	for i := range 20 {
 		pay(i, true)
 	}
-	measure := func(key bool, from int) map[string]int64 {
+	measureWith := func(pay func(int, bool), key bool, from int) map[string]int64 {
 		time.Sleep(200 * time.Millisecond) // the request log is written in the background
 		start := sizes()
 		for i := range n {
@@ -170,6 +184,7 @@ func TestPaymentStorage(t *testing.T) {
 		}
 		return growth
 	}
+	measure := func(key bool, from int) map[string]int64 { return measureWith(pay, key, from) }
 	plain := measure(false, 1000)
 	keyed := measure(true, 1000+n)
 	names := make([]string, 0, len(keyed))
@@ -204,6 +219,15 @@ func TestPaymentStorage(t *testing.T) {
 		}
 	}
 	t.Logf("%-40s %10d %10d %10d %10d   bytes per payment (create + confirm, %d payments each)", "total", bp, per(tp), bk, per(tk), n)
+	total := func(m map[string]int64) (t int64) {
+		for _, v := range m {
+			t += v
+		}
+		return per(t)
+	}
+	onePlain := total(measureWith(payOne, false, 1000+2*n))
+	oneKeyed := total(measureWith(payOne, true, 1000+3*n))
+	t.Logf("%-40s %10s %10d %10s %10d   bytes per payment in one request (create with confirm: true)", "total, one request", "", onePlain, "", oneKeyed)
 	// TROCO_STORAGE_KEEP=file: how full the pages are (dbstat: bytes in use, unused, payload), and
 	// a compacted copy of the database to look at the rows.
 	if keep := os.Getenv("TROCO_STORAGE_KEEP"); keep != "" {
