@@ -84,8 +84,10 @@ var eventTypeCodes = []string{
 var eventTypeCode = func() map[string]string {
 	m := make(map[string]string, len(eventTypeCodes))
 	for i, t := range eventTypeCodes {
-		if i >= 255 {
-			panic("db: more than 255 event type codes")
+		if i+1 > 0x7f {
+			// A code stays one ASCII byte: a byte of 0x80 or more is not valid UTF-8 text, which
+			// PostgreSQL refuses and an export garbles. Store further types by name instead.
+			panic("db: more than 127 event type codes")
 		}
 		m[t] = string([]byte{0x01, byte(i + 1)})
 	}
