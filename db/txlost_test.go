@@ -1,0 +1,116 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+)
+
+// queueInOrder blocks the writer, queues fns one after the other (so that they run in this
+// order), then releases it so that they share one batch with the blocker.
+func queueInOrder(t *testing.T, d *DB, fns ...func(*Tx) error) (blocker error, errs []error) {
+	t.Helper()
+	release, started := make(chan struct{}), make(chan struct{})
+	blockerDone := make(chan error, 1)
+	go func() {
+		blockerDone <- d.Write(context.Background(), func(tx *Tx) error {
+			close(started)
+			<-release
+			return tx.PutSetting("blocker", "1")
+		})
+	}()
+	<-started
+	errs = make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.Write(context.Background(), fn)
+		}()
+		deadline := time.Now().Add(5 * time.Second)
+		for len(d.queue) < i+1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("write %d not queued", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(release)
+	wg.Wait()
+	return <-blockerDone, errs
+}
+
+// fillDisk makes the writer's connection unable to grow the database file (SQLITE_FULL), for
+// the rest of the write, as a full disk would.
+func fillDisk(t *testing.T, tx *Tx) {
+	t.Helper()
+	var pages int
+	if err := tx.q.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatalf("page_count: %v", err)
+	}
+	if _, err := tx.q.Exec("PRAGMA max_page_count = " + strconv.Itoa(pages+1)); err != nil {
+		t.Fatalf("max_page_count: %v", err)
+	}
+}
+
+// When a statement fails with an error after which SQLite rolls back the whole transaction (a
+// full disk here), no write of the batch may be answered as committed when it is not, nor as
+// failed when it is: the writes before it in the batch are reported failed (they were undone),
+// the failing write's later statements are undone too, and the writes after it commit in a new
+// transaction instead of running in autocommit.
+func TestSQLiteRollsBackTheBatch(t *testing.T) {
+	sqliteOnly(t)
+	for _, sync := range []string{"NORMAL", "FULL"} {
+		t.Run(sync, func(t *testing.T) { testSQLiteRollsBackTheBatch(t, sync) })
+	}
+}
+
+func testSQLiteRollsBackTheBatch(t *testing.T, sync string) {
+	is := is.New(t)
+	d := openTest(t, Options{Synchronous: sync})
+	blocker, errs := queueInOrder(t, d,
+		func(tx *Tx) error { return tx.PutSetting("before", "1") },
+		func(tx *Tx) error {
+			fillDisk(t, tx)
+			defer tx.q.Exec("PRAGMA max_page_count = 1073741823")
+			_, err := tx.exec("INSERT INTO settings (name, value) VALUES ('big', ?)", strings.Repeat("x", 1<<20))
+			if !mayRollBack(err) {
+				t.Fatalf("want SQLITE_FULL, got %v", err)
+			}
+			tx.q.Exec("PRAGMA max_page_count = 1073741823")
+			// A write that goes on after the error must not have its later statements committed.
+			return tx.PutSetting("after-full", "1")
+		},
+		func(tx *Tx) error { return tx.PutSetting("after", "1") },
+	)
+	if _, present := setting(t, d, "blocker"); (blocker == nil) != present {
+		t.Errorf("blocker: reported %v, present %v", blocker, present)
+	}
+	for i, k := range []string{"before", "after-full", "after"} {
+		_, present := setting(t, d, k)
+		if k == "after-full" {
+			is.True(!present) // the failing write is wholly undone
+			is.True(errs[i] != nil)
+			is.True(errors.Is(errs[i], errTxLost))
+			continue
+		}
+		// Reported committed exactly when it is there.
+		if (errs[i] == nil) != present {
+			t.Errorf("%s: reported %v, present %v", k, errs[i], present)
+		}
+	}
+	if sync == "NORMAL" { // one batch of the three (the pipelined writer may commit "before" alone)
+		is.True(errors.Is(errs[0], errTxLost)) // the write before it was undone by SQLite, and says so
+	}
+	is.NoErr(errs[2]) // the write after it commits, in a new transaction
+	is.NoErr(d.Write(context.Background(), func(tx *Tx) error { return tx.PutSetting("next", "1") }))
+	_, ok := setting(t, d, "next")
+	is.True(ok) // the writer goes on
+}
