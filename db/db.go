@@ -447,10 +447,15 @@ var errTxLost = errors.New("db: the batch's transaction was rolled back by SQLit
 // later write runs in autocommit and is committed while reported failed.
 func (d *DB) reopenIfLost(b *openBatch, tx *Tx) error {
 	if !tx.lost {
-		if _, err := b.conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-			return nil // still inside the batch's transaction (or the probe itself failed: COMMIT will tell)
+		_, err := b.conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
+		if err != nil && strings.Contains(err.Error(), "within a transaction") {
+			return nil // still inside the batch's transaction
 		}
-		// The BEGIN succeeded: the batch's transaction was gone, and this one is empty.
+		if err != nil {
+			// The transaction is gone and no new one can be begun: fail this batch from here.
+			b.broken = fmt.Errorf("%w: begin: %v", errTxLost, err)
+		}
+		// Otherwise the BEGIN succeeded: the batch's transaction was gone, and this one is empty.
 	} else {
 		// The write went on in the transaction its statement's check began: undo it.
 		_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK")
@@ -750,10 +755,18 @@ func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
 	if tx.pg {
 		return tx.q.QueryRow(rebind(query), pgArgs(args)...)
 	}
+	var row *sql.Row
 	if s := tx.prepared(query); s != nil {
-		return s.QueryRow(args...)
+		row = s.QueryRow(args...)
+	} else {
+		row = tx.q.QueryRow(query, args...)
 	}
-	return tx.q.QueryRow(query, args...)
+	if tx.conn != nil {
+		// An error of running the statement (not one met while stepping, which Scan reports and
+		// the write's savepoint then finds, runSavepoint).
+		tx.checkLost(row.Err())
+	}
+	return row
 }
 
 func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {

@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,4 +115,77 @@ func testSQLiteRollsBackTheBatch(t *testing.T, sync string) {
 	is.NoErr(d.Write(context.Background(), func(tx *Tx) error { return tx.PutSetting("next", "1") }))
 	_, ok := setting(t, d, "next")
 	is.True(ok) // the writer goes on
+}
+
+// More distinct statements than the writer's statement cache keeps: those beyond it run
+// unprepared, every write still commits with its own values, and the cached ones keep working.
+func TestWriterStatementCacheFull(t *testing.T) {
+	sqliteOnly(t)
+	is := is.New(t)
+	d := openTest(t, Options{})
+	ctx := context.Background()
+	const n = maxCachedStmts + 44
+	for i := range n {
+		q := "INSERT INTO settings (name, value) VALUES ('q" + strconv.Itoa(i) + "', ?)"
+		is.NoErr(d.Write(ctx, func(tx *Tx) error { _, err := tx.exec(q, strconv.Itoa(i)); return err }))
+	}
+	is.True(len(d.wstmts.m) <= maxCachedStmts) // bounded
+	for i := range n {
+		is.NoErr(d.Write(ctx, func(tx *Tx) error { return tx.PutSetting("again"+strconv.Itoa(i), "x") }))
+		v, ok := setting(t, d, "q"+strconv.Itoa(i))
+		is.True(ok)
+		is.Equal(v, strconv.Itoa(i))
+	}
+	is.NoErr(d.Close())
+}
+
+// Close with writes queued behind a running one: every queued write commits before Close
+// returns, on the writer's own connection, and is in the file when it is opened again; the
+// checkpoint Close runs on the pool's other connection leaves nothing behind in the WAL.
+func TestCloseCommitsQueuedWrites(t *testing.T) {
+	sqliteOnly(t)
+	for _, sync := range []string{"NORMAL", "FULL"} {
+		t.Run(sync, func(t *testing.T) {
+			is := is.New(t)
+			path := filepath.Join(t.TempDir(), "q.db")
+			d, err := Open(context.Background(), path, Options{Schema: realSchema(t), Synchronous: sync})
+			is.NoErr(err)
+			release, started := make(chan struct{}), make(chan struct{})
+			go d.Write(context.Background(), func(tx *Tx) error { close(started); <-release; return tx.PutSetting("first", "1") })
+			<-started
+			const n = 20
+			errs := make(chan error, n)
+			for i := range n {
+				go func() {
+					errs <- d.Write(context.Background(), func(tx *Tx) error { return tx.PutSetting("k"+strconv.Itoa(i), "v") })
+				}()
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for len(d.queue) < n && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			closed := make(chan error, 1)
+			go func() { closed <- d.Close() }()
+			for !d.closed.Load() {
+				time.Sleep(time.Millisecond)
+			}
+			close(release)
+			is.NoErr(<-closed)
+			for range n {
+				is.NoErr(<-errs) // every queued write answered committed
+			}
+			if fi, err := os.Stat(path + "-wal"); err == nil {
+				is.Equal(fi.Size(), int64(0)) // checkpointed and truncated at Close
+			}
+			d2, err := Open(context.Background(), path, Options{Schema: realSchema(t), Synchronous: sync})
+			is.NoErr(err)
+			defer d2.Close()
+			for i := range n {
+				_, ok := setting(t, d2, "k"+strconv.Itoa(i))
+				is.True(ok)
+			}
+			_, ok := setting(t, d2, "first")
+			is.True(ok)
+		})
+	}
 }
