@@ -189,3 +189,66 @@ func TestCloseCommitsQueuedWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestFullDiskAnswersTruthfully fills a real small filesystem (TROCO_TEST_SMALL_FS: a directory
+// on, say, `mount -t tmpfs -o size=3m tmpfs DIR`) with concurrent writes until statements and
+// commits fail with SQLITE_FULL: every write answered committed must be in the database and no
+// write answered failed may be. Before the writer noticed a transaction SQLite had rolled back,
+// a later write's savepoint began a new transaction whose release failed to commit, the batch's
+// COMMIT then committed that one, and the writes before the failure were answered committed
+// although SQLite had rolled them back. It needs such a filesystem, so it runs only when given
+// one (TestSQLiteRollsBackTheBatch covers the same path everywhere, with max_page_count).
+func TestFullDiskAnswersTruthfully(t *testing.T) {
+	sqliteOnly(t)
+	dir := os.Getenv("TROCO_TEST_SMALL_FS")
+	if dir == "" {
+		t.Skip("set TROCO_TEST_SMALL_FS to a directory on a small filesystem (a few MB) to run it")
+	}
+	for _, mode := range []string{"NORMAL", "FULL"} {
+		t.Run(mode, func(t *testing.T) {
+			path := filepath.Join(dir, "full-"+mode+".db")
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(path + suffix)
+			}
+			t.Cleanup(func() {
+				for _, suffix := range []string{"", "-wal", "-shm"} {
+					os.Remove(path + suffix)
+				}
+			})
+			d, err := Open(context.Background(), path, Options{Schema: realSchema(t), Synchronous: mode})
+			if err != nil {
+				t.Fatalf("open (is the filesystem big enough for the schema?): %v", err)
+			}
+			defer d.Close()
+			var mu sync.Mutex
+			res := map[string]error{}
+			var wg sync.WaitGroup
+			for g := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 10 {
+						k := "g" + strconv.Itoa(g) + "-" + strconv.Itoa(i)
+						err := d.Write(context.Background(), func(tx *Tx) error { return tx.PutSetting(k, strings.Repeat("x", 300000)) })
+						mu.Lock()
+						res[k] = err
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			failed := 0
+			for k, err := range res {
+				if err != nil {
+					failed++
+				}
+				if _, present := setting(t, d, k); (err == nil) != present {
+					t.Errorf("%s: answered %v, in the database %v", k, err, present)
+				}
+			}
+			if failed == 0 {
+				t.Fatalf("no write failed: the filesystem is too big for this test")
+			}
+		})
+	}
+}
