@@ -373,6 +373,8 @@ type openBatch struct {
 	results []error
 	events  []*domain.Event
 	busy    time.Duration // time spent beginning it and running its writes
+	// broken, when set, is why no transaction is open any more (reopenIfLost): the batch fails.
+	broken error
 }
 
 func (d *DB) beginBatch() (*openBatch, error) {
@@ -410,14 +412,21 @@ func (d *DB) runInBatch(b *openBatch, r *writeReq) {
 		d.onWriteWait(start.Sub(r.queued))
 	}
 	var err error
-	if err = r.ctx.Err(); err == nil {
+	if b.broken != nil {
+		err = b.broken
+	} else if err = r.ctx.Err(); err == nil {
 		var q querier = b.sqlTx
 		if b.conn != nil {
 			q = connQuerier{b.conn}
 		}
-		tx := &Tx{q: q, st: b.st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true}
+		tx := &Tx{q: q, st: b.st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true, conn: b.conn}
 		if err = runSavepoint(tx, r.fn); err == nil {
 			b.events = append(b.events, tx.events...)
+		}
+		if b.conn != nil && (tx.mayBeLost || tx.lost) {
+			if lost := d.reopenIfLost(b, tx); lost != nil {
+				err = errors.Join(err, lost)
+			}
 		}
 	}
 	b.reqs = append(b.reqs, r)
@@ -425,12 +434,88 @@ func (d *DB) runInBatch(b *openBatch, r *writeReq) {
 	b.busy += time.Since(start)
 }
 
+// errTxLost is the error of the writes of a batch whose transaction SQLite rolled back on its
+// own (a full disk, an I/O error, out of memory: see mayRollBack).
+var errTxLost = errors.New("db: the batch's transaction was rolled back by SQLite")
+
+// reopenIfLost is called on the writer's connection after a write whose statement failed with
+// an error that may have rolled back the whole batch transaction, or whose savepoint could not
+// be rolled back or released. It finds out whether the transaction is still open (a BEGIN fails
+// inside one) and, if SQLite ended it, fails every write of the batch so far (their writes are
+// gone: none may be answered as committed), forgets their events, undoes whatever the failing
+// write ran after the loss, and begins a new transaction for the rest of the batch, so that no
+// later write runs in autocommit and is committed while reported failed.
+func (d *DB) reopenIfLost(b *openBatch, tx *Tx) error {
+	if !tx.lost {
+		_, err := b.conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
+		if err != nil && strings.Contains(err.Error(), "within a transaction") {
+			return nil // still inside the batch's transaction
+		}
+		if err != nil {
+			// The transaction is gone and no new one can be begun: fail this batch from here.
+			b.broken = fmt.Errorf("%w: begin: %v", errTxLost, err)
+		}
+		// Otherwise the BEGIN succeeded: the batch's transaction was gone, and this one is empty.
+	} else {
+		// The write went on in the transaction its statement's check began: undo it.
+		_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK")
+		if _, err := b.conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+			// No transaction can be begun: fail this batch from here; the next one begins anew.
+			b.broken = fmt.Errorf("%w: begin: %v", errTxLost, err)
+		}
+	}
+	lost := fmt.Errorf("%w: %v", errTxLost, tx.lostCause)
+	for i := range b.results {
+		if b.results[i] == nil {
+			b.results[i] = lost
+		}
+	}
+	b.events = nil
+	b.st.forgetEndpoints()
+	return lost
+}
+
+// mayRollBack reports whether err is one of the SQLite errors after which SQLite may have rolled
+// back the whole transaction, not only the statement (https://sqlite.org/lang_transaction.html:
+// SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, SQLITE_NOMEM; and an interrupted write).
+func mayRollBack(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_CORRUPT:
+		return true
+	}
+	return false
+}
+
+// checkLost is called by the writer's statements on an error: when it may have rolled back the
+// batch's transaction, it finds out at once (a BEGIN succeeds only outside a transaction) so
+// that the rest of the write runs in that new transaction, to be undone, rather than in
+// autocommit, committed piece by piece.
+func (tx *Tx) checkLost(err error) {
+	if tx.conn == nil || tx.lost || err == nil || !mayRollBack(err) {
+		return
+	}
+	tx.mayBeLost = true
+	if tx.lostCause == nil {
+		tx.lostCause = err
+	}
+	if _, berr := tx.conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); berr == nil {
+		tx.lost = true
+		tx.lostCause = err
+	}
+}
+
 // commitOpen commits b and answers its writes: at once, or through the syncer once the WAL is
 // on disk. It reports whether it handed them to the syncer.
 func (d *DB) commitOpen(b *openBatch) (synced bool) {
 	commitStart := time.Now()
 	var commitErr error
-	if b.conn != nil {
+	if b.broken != nil {
+		commitErr = b.broken
+	} else if b.conn != nil {
 		if _, commitErr = b.conn.ExecContext(context.Background(), "COMMIT"); commitErr != nil {
 			// A failed COMMIT may leave the transaction open: end it, so the next batch begins.
 			_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK")
@@ -497,15 +582,23 @@ func runSavepoint(tx *Tx, fn func(*Tx) error) (err error) {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("db: panic in transaction: %v", p)
 		}
+		if tx.lost {
+			// SQLite rolled the batch's transaction back: savepoint w is gone (reopenIfLost).
+			err = errors.Join(err, fmt.Errorf("%w: %v", errTxLost, tx.lostCause))
+			tx.events = nil
+			return
+		}
 		if err != nil {
 			if _, rbErr := tx.exec("ROLLBACK TO w"); rbErr != nil {
 				err = errors.Join(err, rbErr)
+				tx.markLost(rbErr)
 			}
 			tx.st.forgetEndpoints()
 			tx.events = nil
 		}
 		if _, relErr := tx.exec("RELEASE w"); relErr != nil && err == nil {
 			err = fmt.Errorf("db: release savepoint: %w", relErr)
+			tx.markLost(relErr)
 		}
 	}()
 	return fn(tx)
@@ -589,6 +682,14 @@ type Tx struct {
 	// emails are the messages each event of this transaction queued, by event id (an entry whose
 	// event was rolled back is never asked for: event ids are not reused).
 	emails map[string][]QueuedEmail
+	// conn is the writer's connection (SQLite writer only). mayBeLost is set when a statement
+	// failed with an error that may have rolled back the batch's transaction; lost when it did
+	// (the rest of the write runs in a new transaction that is then undone); lostCause is that
+	// error.
+	conn      *sql.Conn
+	mayBeLost bool
+	lost      bool
+	lostCause error
 }
 
 // eventBytes are an event's encoded data and the length of its object's JSON, which the data
@@ -622,6 +723,17 @@ func (tx *Tx) Savepoint(fn func() error) (err error) {
 
 func (tx *Tx) now() int64 { return tx.Now.Unix() }
 
+// markLost notes that the write's savepoint could not be rolled back or released: the batch's
+// transaction may be gone (the writer checks, reopenIfLost).
+func (tx *Tx) markLost(err error) {
+	if tx.conn != nil {
+		tx.mayBeLost = true
+		if tx.lostCause == nil {
+			tx.lostCause = err
+		}
+	}
+}
+
 func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
 	if tx.st != nil && tx.st.endpoints != nil && strings.Contains(query, "webhook_endpoints") {
 		tx.st.forgetEndpoints() // a write to the endpoints (every exec on them is one)
@@ -629,30 +741,52 @@ func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
 	if tx.pg {
 		return tx.pgExec(query, args)
 	}
+	var res sql.Result
+	var err error
 	if s := tx.prepared(query); s != nil {
-		return s.Exec(args...)
+		res, err = s.Exec(args...)
+	} else {
+		res, err = tx.q.Exec(query, args...)
 	}
-	return tx.q.Exec(query, args...)
+	if err != nil {
+		tx.checkLost(err)
+	}
+	return res, err
 }
 
 func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
 	if tx.pg {
 		return tx.q.QueryRow(rebind(query), pgArgs(args)...)
 	}
+	var row *sql.Row
 	if s := tx.prepared(query); s != nil {
-		return s.QueryRow(args...)
+		row = s.QueryRow(args...)
+	} else {
+		row = tx.q.QueryRow(query, args...)
 	}
-	return tx.q.QueryRow(query, args...)
+	if tx.conn != nil {
+		// An error of running the statement (not one met while stepping, which Scan reports and
+		// the write's savepoint then finds, runSavepoint).
+		tx.checkLost(row.Err())
+	}
+	return row
 }
 
 func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
 	if tx.pg {
 		return tx.q.Query(rebind(query), pgArgs(args)...)
 	}
+	var rows *sql.Rows
+	var err error
 	if s := tx.prepared(query); s != nil {
-		return s.Query(args...)
+		rows, err = s.Query(args...)
+	} else {
+		rows, err = tx.q.Query(query, args...)
 	}
-	return tx.q.Query(query, args...)
+	if err != nil {
+		tx.checkLost(err)
+	}
+	return rows, err
 }
 
 // prepared returns query as a statement of this transaction when the pool has it prepared, and
