@@ -514,6 +514,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if metricsSrv != nil {
 		err = errors.Join(err, metricsSrv.Shutdown(shutdownCtx))
 	}
+	// The request log is written in batches in the background: its last lines (the requests
+	// Shutdown just let finish) go to the database before it closes.
+	srv.FlushRequestLogs()
 	return errors.Join(serveErr, err)
 }
 
