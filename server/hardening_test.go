@@ -100,3 +100,19 @@ func TestReadiness(t *testing.T) {
 	is.NoErr(d.Close()) // the database is gone
 	is.Equal(get("/readyz"), 503)
 }
+
+// TestQueryParameterWhereNoneIsTaken: a parameter in the query string of a request that takes
+// none is refused naming it, and the message says where a POST's parameters go.
+func TestQueryParameterWhereNoneIsTaken(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	r := e.Do("POST", "/v1/payment-intents?confirm=true", e.Test, map[string]any{"amount": 1000})
+	is.Equal(r.Status, 400)
+	is.Equal(r.ErrParam(), "confirm")
+	is.Equal(r.ErrMessage(), "Received unknown parameter: confirm. This request takes its parameters in the JSON body, not in the query string.")
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "a@example.com"})
+	r = e.Do("GET", "/v1/customers/"+cus.Str("id")+"?expand=x", e.Test, nil)
+	is.Equal(r.Status, 400)
+	is.Equal(r.ErrParam(), "expand")
+	is.Equal(r.ErrMessage(), "Received unknown parameter: expand. This request takes no query parameters.")
+}

@@ -186,7 +186,11 @@ func (s *Server) rejectQuery(next http.Handler) http.Handler {
 			}
 			if len(names) > 0 {
 				sort.Strings(names)
-				s.writeError(w, r, domain.Invalid(names[0], "Received unknown parameter: %s.", names[0]))
+				where := "This request takes no query parameters."
+				if r.Method == http.MethodPost {
+					where = "This request takes its parameters in the JSON body, not in the query string."
+				}
+				s.writeError(w, r, domain.Invalid(names[0], "Received unknown parameter: %s. %s", names[0], where))
 				return
 			}
 		}
