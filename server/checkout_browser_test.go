@@ -89,6 +89,9 @@ func newChrome(t *testing.T) *chrome {
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("lang", "pt-BR"), chromedp.Flag("accept-lang", "pt-BR,pt;q=0.9"),
 		chromedp.WindowSize(1280, 900),
+		// Chromium can take longer than chromedp's 20 s to print its DevTools address on a loaded
+		// CI machine (it did once, on the PostgreSQL pass); a start is not what these tests time.
+		chromedp.WSURLReadTimeout(90 * time.Second),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
