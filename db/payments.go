@@ -234,8 +234,7 @@ func (tx *Tx) UpdatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) erro
 
 // piStatuses are the statuses a payment intent is stored with (checkPIStatus): an unfiltered
 // list reads the payment_intents_status index once per status.
-var piStatuses = []string{domain.PIStatusRequiresPaymentMethod, domain.PIStatusRequiresConfirmation, domain.PIStatusRequiresAction,
-	domain.PIStatusPending, domain.PIStatusProcessing, domain.PIStatusRequiresCapture, domain.PIStatusSucceeded, domain.PIStatusCanceled}
+var piStatuses = domain.PIStatuses
 
 // checkPIStatus refuses to store a status an unfiltered list would not read.
 func checkPIStatus(status string) error {

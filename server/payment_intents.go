@@ -28,8 +28,7 @@ func (s *Server) paymentJobs() []jobs.Job {
 
 // paymentIntentStatuses are the values the status filter of GET /v1/payment-intents accepts;
 // pending and requires_action both find the waiting state (SPEC 3.4).
-var paymentIntentStatuses = []string{domain.PIStatusRequiresPaymentMethod, domain.PIStatusRequiresConfirmation, domain.PIStatusRequiresAction,
-	domain.PIStatusPending, domain.PIStatusProcessing, domain.PIStatusRequiresCapture, domain.PIStatusSucceeded, domain.PIStatusCanceled}
+var paymentIntentStatuses = domain.PIStatuses
 
 // origin is the https://host the API's public URLs start with: --base-url, or (without one, as
 // in tests) the origin the request reached.

@@ -13,6 +13,11 @@ const (
 	PIStatusCanceled              = "canceled"
 )
 
+// PIStatuses are every payment intent status: the values the list's status filter accepts, and
+// the only ones stored (an unfiltered list reads the status index one range per status).
+var PIStatuses = []string{PIStatusRequiresPaymentMethod, PIStatusRequiresConfirmation, PIStatusRequiresAction,
+	PIStatusPending, PIStatusProcessing, PIStatusRequiresCapture, PIStatusSucceeded, PIStatusCanceled}
+
 // Charge statuses (SPEC 3.5; pending is Stripe's third value, for attempts still waiting).
 const (
 	ChargeStatusSucceeded = "succeeded"
