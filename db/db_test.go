@@ -78,40 +78,13 @@ func TestGroupCommitConcurrentWrites(t *testing.T) {
 	}
 }
 
-// queueBatch blocks the writer, queues fns, then releases it so that fns share one commit.
+// queueBatch blocks the writer, queues fns, then releases it so that fns share one commit
+// (queueInOrder, with a blocker that must succeed).
 func queueBatch(t *testing.T, d *DB, fns ...func(*Tx) error) []error {
 	t.Helper()
-	release := make(chan struct{})
-	started := make(chan struct{})
-	blockerDone := make(chan error, 1)
-	go func() {
-		blockerDone <- d.Write(context.Background(), func(tx *Tx) error {
-			close(started)
-			<-release
-			return tx.PutSetting("blocker", "done")
-		})
-	}()
-	<-started
-	errs := make([]error, len(fns))
-	var wg sync.WaitGroup
-	for i, fn := range fns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = d.Write(context.Background(), fn)
-		}()
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(d.queue) < len(fns) {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d writes queued", len(d.queue), len(fns))
-		}
-		time.Sleep(time.Millisecond)
-	}
-	close(release)
-	wg.Wait()
-	if err := <-blockerDone; err != nil {
-		t.Fatalf("blocker: %v", err)
+	blocker, errs := queueInOrder(t, d, fns...)
+	if blocker != nil {
+		t.Fatalf("blocker: %v", blocker)
 	}
 	return errs
 }
