@@ -144,29 +144,17 @@ func TestObjectIndexesChosen(t *testing.T) {
 		"SELECT id FROM charges WHERE org_id = ? AND livemode = ? AND customer_id = ? ORDER BY seq DESC LIMIT 11":                                    "charges_customer",
 		"SELECT id FROM payment_methods WHERE org_id = ? AND livemode = ? AND customer_id = ? ORDER BY seq DESC LIMIT 11":                            "payment_methods_customer",
 	} {
-		var plan strings.Builder
+		var plan string
 		err := d.Read(context.Background(), func(tx *Tx) error {
-			rows, err := tx.q.Query("EXPLAIN QUERY PLAN "+q, "x", 0, "y", 1)
-			if err != nil {
-				rows, err = tx.q.Query("EXPLAIN QUERY PLAN "+q, "x", 0, "y")
+			var err error
+			if plan, err = queryPlan(tx, q, "x", 0, "y", 1); err != nil {
+				plan, err = queryPlan(tx, q, "x", 0, "y")
 			}
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var id, parent, notused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-					return err
-				}
-				plan.WriteString(detail + "\n")
-			}
-			return rows.Err()
+			return err
 		})
 		is.NoErr(err)
-		if !strings.Contains(plan.String(), " INDEX "+index+" ") || strings.Contains(plan.String(), "SCAN ") {
-			t.Errorf("%s\nplan: %s want index %s", q, plan.String(), index)
+		if !strings.Contains(plan, " INDEX "+index+" ") || strings.Contains(plan, "SCAN ") {
+			t.Errorf("%s\nplan: %s want index %s", q, plan, index)
 		}
 	}
 }
@@ -489,24 +477,14 @@ func TestPaymentIntentListWithoutScopeIndex(t *testing.T) {
 	if !dbtest.Postgres() {
 		err = d.Read(context.Background(), func(tx *Tx) error {
 			seqs, args := unionOf("payment_intents", "org_id = ? AND livemode = ?", []any{"org_1", 0}, eq("status", piStatuses), "DESC", 11)
-			rows, err := tx.q.Query("EXPLAIN QUERY PLAN SELECT id FROM payment_intents WHERE seq IN ("+seqs+") ORDER BY seq DESC LIMIT 11", args...)
+			plan, err := queryPlan(tx, "SELECT id FROM payment_intents WHERE seq IN ("+seqs+") ORDER BY seq DESC LIMIT 11", args...)
 			if err != nil {
 				return err
 			}
-			defer rows.Close()
-			var plan strings.Builder
-			for rows.Next() {
-				var a, b, c int
-				var detail string
-				if err := rows.Scan(&a, &b, &c, &detail); err != nil {
-					return err
-				}
-				plan.WriteString(detail + "\n")
-			}
-			is.True(!strings.Contains(plan.String(), "SCAN payment_intents"))        // no walk over the table…
-			is.True(!strings.Contains(plan.String(), "TEMP B-TREE"))                 // …nor a sort of it
-			is.True(strings.Contains(plan.String(), "INDEX payment_intents_status")) // one range per status
-			return rows.Err()
+			is.True(!strings.Contains(plan, "SCAN payment_intents"))        // no walk over the table…
+			is.True(!strings.Contains(plan, "TEMP B-TREE"))                 // …nor a sort of it
+			is.True(strings.Contains(plan, "INDEX payment_intents_status")) // one range per status
+			return nil
 		})
 		is.NoErr(err)
 	}
@@ -659,25 +637,34 @@ func TestEventTypeCodes(t *testing.T) {
 		if !dbtest.Postgres() {
 			alts := tx.typeFilter("customer.*")
 			seqs, args := unionOf("events", "org_id = ? AND livemode = ?", []any{"org_1", 0}, alts, "DESC", 11)
-			rows, err := tx.q.Query("EXPLAIN QUERY PLAN SELECT id FROM events WHERE seq IN ("+seqs+") ORDER BY seq DESC LIMIT 11", args...)
+			plan, err := queryPlan(tx, "SELECT id FROM events WHERE seq IN ("+seqs+") ORDER BY seq DESC LIMIT 11", args...)
 			if err != nil {
 				return err
 			}
-			defer rows.Close()
-			var plan strings.Builder
-			for rows.Next() {
-				var a, b, c int
-				var detail string
-				if err := rows.Scan(&a, &b, &c, &detail); err != nil {
-					return err
-				}
-				plan.WriteString(detail + "\n")
-			}
-			is.True(!strings.Contains(plan.String(), "SCAN events"))
-			is.True(strings.Contains(plan.String(), "INDEX events_scope_type"))
-			t.Logf("%d alternatives for customer.*:\n%s", len(alts), plan.String())
+			is.True(!strings.Contains(plan, "SCAN events"))
+			is.True(strings.Contains(plan, "INDEX events_scope_type"))
+			t.Logf("%d alternatives for customer.*:\n%s", len(alts), plan)
 		}
 		return nil
 	})
 	is.NoErr(err)
+}
+
+// queryPlan is SQLite's EXPLAIN QUERY PLAN of q, one detail line per step.
+func queryPlan(tx *Tx, q string, args ...any) (string, error) {
+	rows, err := tx.q.Query("EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			return "", err
+		}
+		plan.WriteString(detail + "\n")
+	}
+	return plan.String(), rows.Err()
 }
