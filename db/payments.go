@@ -108,15 +108,7 @@ func scanPaymentIntent(s scanner, extra ...any) (*domain.PaymentIntent, string, 
 
 // CreatePaymentIntent inserts pi in scope, assigning its id, client secret and timestamps.
 func (tx *Tx) CreatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) error {
-	pi.ID = domain.NewID(domain.PrefixPaymentIntent)
-	pi.ClientSecret = pi.ID + "_secret_" + domain.NewSecret("")
-	pi.Object = "payment_intent"
-	pi.Livemode = s.Livemode
-	pi.CreatedAt, pi.UpdatedAt = domain.At(tx.Now), domain.At(tx.Now)
-	if pi.Metadata == nil {
-		pi.Metadata = domain.Metadata{}
-	}
-	if err := checkPIStatus(pi.Status); err != nil {
+	if err := tx.NewPaymentIntent(s, pi); err != nil {
 		return err
 	}
 	types, err := payJSON(pi.PaymentMethodTypes)
@@ -128,6 +120,58 @@ func (tx *Tx) CreatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) erro
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		pi.ID, s.OrgID, boolInt(s.Livemode), pi.Status, pi.Amount, pi.Currency, pi.Customer, pi.Description, pi.CaptureMethod,
 		pi.InterestPayer, types, elide(pi.ClientSecret, pi.ID), pi.StatementDescriptor, metadataJSON(pi.Metadata), tx.now(), tx.now())
+	return translate(err, "create payment intent")
+}
+
+// NewPaymentIntent is CreatePaymentIntent without the INSERT: it assigns pi's id, client secret
+// and timestamps as CreatePaymentIntent does, so that an operation that changes the new intent
+// again in the same transaction (a create with confirm) writes it once, with InsertPaymentIntent.
+func (tx *Tx) NewPaymentIntent(s domain.Scope, pi *domain.PaymentIntent) error {
+	pi.ID = domain.NewID(domain.PrefixPaymentIntent)
+	pi.ClientSecret = pi.ID + "_secret_" + domain.NewSecret("")
+	pi.Object = "payment_intent"
+	pi.Livemode = s.Livemode
+	pi.CreatedAt, pi.UpdatedAt = domain.At(tx.Now), domain.At(tx.Now)
+	if pi.Metadata == nil {
+		pi.Metadata = domain.Metadata{}
+	}
+	return checkPIStatus(pi.Status)
+}
+
+// InsertPaymentIntent inserts pi, prepared by NewPaymentIntent in this transaction, with every
+// field as it is now: the row CreatePaymentIntent followed by UpdatePaymentIntent writes, in one
+// statement (updated_at bumped and next_action refreshed as UpdatePaymentIntent does).
+func (tx *Tx) InsertPaymentIntent(s domain.Scope, pi *domain.PaymentIntent) error {
+	pi.UpdatedAt = domain.At(tx.Now)
+	pi.RefreshNextAction()
+	if err := checkPIStatus(pi.Status); err != nil {
+		return err
+	}
+	types, err := payJSON(pi.PaymentMethodTypes)
+	if err != nil {
+		return err
+	}
+	lastErr, err := payJSON(pi.LastPaymentError)
+	if err != nil {
+		return err
+	}
+	data, err := payJSON(pi.PaymentData)
+	if err != nil {
+		return err
+	}
+	buyer, err := payJSON(pi.Buyer)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(`INSERT INTO payment_intents (id, org_id, livemode, status, amount, currency, customer_id, description, capture_method,
+		interest_payer, payment_method_types, payment_method_id, payment_method_type, installments, client_secret, last_payment_error,
+		payment_data, buyer, latest_charge_id, amount_capturable, amount_received, canceled_at, cancellation_reason,
+		statement_descriptor, metadata, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		pi.ID, s.OrgID, boolInt(s.Livemode), pi.Status, pi.Amount, pi.Currency, pi.Customer, pi.Description, pi.CaptureMethod,
+		pi.InterestPayer, types, pi.PaymentMethod, pi.PaymentMethodType, pi.Installments, elide(pi.ClientSecret, pi.ID), tx.doc(lastErr),
+		tx.doc(data), tx.doc(buyer), pi.LatestCharge, pi.AmountCapturable, pi.AmountReceived, timePtr(pi.CanceledAt), pi.CancellationReason,
+		pi.StatementDescriptor, metadataJSON(pi.Metadata), tx.now(), tx.now())
 	return translate(err, "create payment intent")
 }
 

@@ -133,6 +133,9 @@ type ConfirmParams struct {
 	ownerChecked string
 	// fp is the typed card's fingerprint PrepareConfirm computed off the writer.
 	fp preparedFingerprint
+	// intentUnstored: the intent was made by CreateAndConfirm in this transaction and has no row
+	// yet; finishCard inserts it (a path that does not reach finishCard is a refusal, rolled back).
+	intentUnstored bool
 }
 
 // preparedFingerprint is a card fingerprint computed before the writer, with what it was
@@ -218,12 +221,25 @@ func (s *Service) CreateAndConfirm(tx *db.Tx, a domain.Actor, ip IntentParams, p
 	if p.ClientSecret != nil {
 		return nil, ClientSecretOnCreate()
 	}
-	pi, err := s.CreateIntent(tx, a, ip)
+	// A card confirmed by a processor that answers inside the transaction (the sandbox) either
+	// refuses (nothing is kept) or ends in finishCard, which then writes the new intent once, in
+	// its final state, instead of an INSERT and an UPDATE of the same row. Every other
+	// confirmation (PIX, boleto, a live processor's two phases) finds the intent stored as
+	// CreateIntent stores it.
+	oneRow := func(pi *domain.PaymentIntent) bool {
+		if m, err := (&confirmation{pi: pi, p: p}).method(); err != nil || m != domain.MethodCreditCard {
+			return false
+		}
+		proc, err := s.processor(a.Livemode, domain.MethodCreditCard)
+		return err == nil && proc.InTransaction()
+	}
+	pi, deferred, err := s.createIntent(tx, a, ip, oneRow)
 	if err != nil {
 		return nil, err
 	}
+	p.intentUnstored = deferred
 	// A new intent has no owner (only its creator's own domain could have made it one), so
-	// Confirm's owner check has nothing to find; and the intent is the one just written.
+	// Confirm's owner check has nothing to find; and the intent is the one just made.
 	created := pi
 	pi, err = s.confirmIntent(tx, a, pi, nil, p)
 	e, ok := domain.AsError(err)
@@ -589,6 +605,7 @@ func (s *Service) confirmCard(tx *db.Tx, c *confirmation) (*domain.PaymentIntent
 		return nil, fmt.Errorf("payments: authorize card: %w", err)
 	}
 	att.New = true // the charge is stored once, with its outcome
+	att.NewIntent = p.intentUnstored
 	return s.finishCard(tx, a, c.org, pi, &c.before, ch, pm, res, att)
 }
 
@@ -601,6 +618,9 @@ type cardAttempt struct {
 	// New: the charge is not stored yet (the one-phase path), so finishCard inserts it with its
 	// outcome rather than updating the pending row.
 	New bool `json:"-"`
+	// NewIntent: the intent has no row yet (CreateAndConfirm), so finishCard inserts it with its
+	// outcome rather than updating it.
+	NewIntent bool `json:"-"`
 }
 
 // finishCard records a card answer on the charge ch (stored pending, or new when att.New) and its intent:
@@ -660,7 +680,11 @@ func (s *Service) finishCard(tx *db.Tx, a domain.Actor, org *domain.Organization
 	if err := storeCharge(a.Scope, ch); err != nil {
 		return nil, err
 	}
-	if err := tx.UpdatePaymentIntent(a.Scope, pi); err != nil {
+	storeIntent := tx.UpdatePaymentIntent
+	if att.NewIntent {
+		storeIntent = tx.InsertPaymentIntent
+	}
+	if err := storeIntent(a.Scope, pi); err != nil {
 		return nil, err
 	}
 	if ch.Captured {

@@ -155,20 +155,33 @@ func applyText(dst **string, o domain.Opt[string], param string, maxLen int) err
 
 // CreateIntent creates a payment intent in requires_payment_method and emits payment_intent.created.
 func (s *Service) CreateIntent(tx *db.Tx, a domain.Actor, p IntentParams) (*domain.PaymentIntent, error) {
+	pi, _, err := s.createIntent(tx, a, p, nil)
+	return pi, err
+}
+
+// createIntent is CreateIntent. When deferRow, called with the valid new intent, reports true,
+// the intent gets its id, timestamps and payment_intent.created event but no row yet (deferred
+// is true): the caller writes it in this transaction with tx.InsertPaymentIntent, once, in the
+// state it leaves it in (CreateAndConfirm), or rolls the transaction back.
+func (s *Service) createIntent(tx *db.Tx, a domain.Actor, p IntentParams, deferRow func(*domain.PaymentIntent) bool) (pi *domain.PaymentIntent, deferred bool, err error) {
 	if p.Amount == nil {
-		return nil, domain.Missing("amount")
+		return nil, false, domain.Missing("amount")
 	}
-	pi := &domain.PaymentIntent{
+	pi = &domain.PaymentIntent{
 		Status: domain.PIStatusRequiresPaymentMethod, Currency: "brl", CaptureMethod: domain.CaptureAutomatic,
 		InterestPayer: string(fees.InterestPayerOrganization), PaymentMethodTypes: slices.Clone(AllMethods), Metadata: domain.Metadata{},
 	}
 	if err := p.apply(tx, a.Scope, pi); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := tx.CreatePaymentIntent(a.Scope, pi); err != nil {
-		return nil, err
+	create := tx.CreatePaymentIntent
+	if deferRow != nil && deferRow(pi) {
+		create, deferred = tx.NewPaymentIntent, true
 	}
-	return pi, emit(tx, a, "payment_intent.created", pi, nil)
+	if err := create(a.Scope, pi); err != nil {
+		return nil, false, err
+	}
+	return pi, deferred, emit(tx, a, "payment_intent.created", pi, nil)
 }
 
 // GetIntent returns a payment intent of the scope.
