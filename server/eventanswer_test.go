@@ -57,9 +57,9 @@ func TestAnswersTakenFromEvents(t *testing.T) {
 	is.Equal(declined.ErrCode(), "generic_decline")
 }
 
-// TestConfirmFingerprintPreparedOffWriter: the fingerprint of a card typed at confirmation
-// (computed before the writer) is the one the same card gets as a payment method, and another
-// organization gets another one.
+// TestConfirmFingerprintPreparedOffWriter: the fingerprint of a card typed at confirmation, or
+// at a create with confirm: true (computed before the writer), is the one the same card gets as
+// a payment method, and another organization gets another one.
 func TestConfirmFingerprintPreparedOffWriter(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
@@ -79,4 +79,10 @@ func TestConfirmFingerprintPreparedOffWriter(t *testing.T) {
 	is.Equal(fromConfirm, digStr(saved.Body, "card.fingerprint"))
 	_, other := e.NewOrg("Outra Ltda", false)
 	is.True(fingerprint(other) != fromConfirm)
+
+	// A create with confirm: true prepares it off the writer too: the same fingerprint.
+	one := e.Do("POST", "/v1/payment-intents", e.Test, map[string]any{"amount": 1000, "confirm": true, "card": cardBody})
+	is.Equal(one.Status, 200)
+	pm := e.Do("GET", "/v1/payment-methods/"+one.Str("payment_method"), e.Test, nil)
+	is.Equal(digStr(pm.Body, "card.fingerprint"), fromConfirm)
 }

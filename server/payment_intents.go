@@ -90,6 +90,9 @@ func (s *Server) handlePaymentIntentCreate() http.Handler {
 		}
 		cp := p.ConfirmParams
 		s.confirmRequest(r, &cp)
+		if auth := authFrom(r.Context()); auth != nil {
+			s.pay.PrepareCard(auth.Actor.Scope, &cp) // the card's fingerprint, off the writer
+		}
 		// A live network processor answers between two runs (see mutate): the first creates the
 		// intent and reserves the call, the next ones confirm that intent, like a confirm request.
 		// With an Idempotency-Key the first run also stores the new intent as the key's answer

@@ -157,13 +157,20 @@ type preparedFingerprint struct {
 // It also computes the typed card's keyed fingerprint (two HMACs that need nothing of the
 // database), which the confirmation then does not compute inside the writer.
 func (s *Service) PrepareConfirm(tx *db.Tx, scope domain.Scope, id string, p *ConfirmParams) {
-	if p.Card != nil {
-		p.fp = preparedFingerprint{scope: scope, card: p.Card, value: card.Fingerprint(s.scopedFingerprintKey(scope), p.Card.Number)}
-	}
+	s.PrepareCard(scope, p)
 	if s.Owner.DirectConfirm != nil && s.Owner.DirectConfirm(tx, scope, id) != nil {
 		return
 	}
 	p.ownerChecked = id
+}
+
+// PrepareCard computes, before the single writer, the keyed fingerprint of the card p carries
+// (two HMACs that need nothing of the database), for a confirmation in scope: PrepareConfirm's
+// part that a create with confirm: true (CreateAndConfirm) also uses.
+func (s *Service) PrepareCard(scope domain.Scope, p *ConfirmParams) {
+	if p.Card != nil {
+		p.fp = preparedFingerprint{scope: scope, card: p.Card, value: card.Fingerprint(s.scopedFingerprintKey(scope), p.Card.Number)}
+	}
 }
 
 // confirmation carries one confirmation through its steps.
