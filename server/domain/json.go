@@ -36,6 +36,14 @@ type Deleted struct {
 // MarshalJSON encodes v as encoding/json does but leaves <, > and & as they are (an API answer
 // is not HTML: "<API_KEY>" must read as written, not "\u003cAPI_KEY\u003e").
 func MarshalJSON(v any) ([]byte, error) {
+	if pi, ok := v.(*PaymentIntent); ok && pi != nil {
+		return pi.AppendJSON(make([]byte, 0, 1024))
+	}
+	return marshalJSON(v)
+}
+
+// marshalJSON is MarshalJSON through encoding/json.
+func marshalJSON(v any) ([]byte, error) {
 	b := encodeBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if b.Cap() <= maxPooledBuffer {
