@@ -130,6 +130,25 @@ func TestCreateWithConfirmIsTheTwoCallsInOne(t *testing.T) {
 	is.Equal(r.Str("status"), "requires_capture")
 	is.Equal(e.Do("POST", "/v1/payment-intents/"+r.Str("id")+"/capture", one, nil).Str("status"), "succeeded")
 
+	// With a customer: the buyer's data comes from it (read once, at create), as after a confirm.
+	customer := map[string]any{"name": "Ana Souza", "email": "ana.souza@example.com", "phone": "+5511999990000",
+		"address": map[string]any{"line1": "Rua Augusta", "number": "100", "city": "São Paulo", "state": "SP", "postal_code": "01305-000", "country": "BR"}}
+	cusOne := e.Do("POST", "/v1/customers", one, customer)
+	is.Equal(cusOne.Status, 200)
+	cusTwo := e.Do("POST", "/v1/customers", two, customer)
+	is.Equal(cusTwo.Status, 200)
+	r = e.Do("POST", "/v1/payment-intents", one, map[string]any{"amount": 7000, "customer": cusOne.Str("id"), "confirm": true, "card": payCard("4242424242424242")})
+	is.Equal(r.Status, 200)
+	pi2 = e.payIntent(two, 7000, map[string]any{"customer": cusTwo.Str("id")})
+	r2 = e.payConfirm(two, pi2.Str("id"), map[string]any{"card": payCard("4242424242424242")})
+	is.Equal(r2.Status, 200)
+	piA, chA, _ = e.paidObjects(one, r.Str("id"))
+	piB, chB, _ = e.paidObjects(two, pi2.Str("id"))
+	is.Equal(normalized(t, piA), normalized(t, piB))
+	is.Equal(normalized(t, chA), normalized(t, chB))
+	is.Equal(digStr(chA, "billing_details.email"), "ana.souza@example.com")
+	is.Equal(digStr(chA, "billing_details.address.city"), "São Paulo")
+
 	// confirm: false is a plain create.
 	r = e.Do("POST", "/v1/payment-intents", one, map[string]any{"amount": 5000, "confirm": false})
 	is.Equal(r.Status, 200)

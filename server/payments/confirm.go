@@ -136,6 +136,9 @@ type ConfirmParams struct {
 	// intentUnstored: the intent was made by CreateAndConfirm in this transaction and has no row
 	// yet; finishCard inserts it (a path that does not reach finishCard is a refusal, rolled back).
 	intentUnstored bool
+	// customer is the intent's customer, when CreateAndConfirm already read it in this
+	// transaction (buyer does not read it again).
+	customer *domain.Customer
 }
 
 // preparedFingerprint is a card fingerprint computed before the writer, with what it was
@@ -240,11 +243,11 @@ func (s *Service) CreateAndConfirm(tx *db.Tx, a domain.Actor, ip IntentParams, p
 		proc, err := s.processor(a.Livemode, domain.MethodCreditCard)
 		return err == nil && proc.InTransaction()
 	}
-	pi, deferred, err := s.createIntent(tx, a, ip, oneRow)
+	pi, deferred, err := s.createIntent(tx, a, &ip, oneRow)
 	if err != nil {
 		return nil, err
 	}
-	p.intentUnstored = deferred
+	p.intentUnstored, p.customer = deferred, ip.customer
 	// A new intent has no owner (only its creator's own domain could have made it one), so
 	// Confirm's owner check has nothing to find; and the intent is the one just made.
 	created := pi
@@ -374,7 +377,10 @@ func (c *confirmation) method() (string, error) {
 func (s *Service) buyer(tx *db.Tx, sc domain.Scope, pi *domain.PaymentIntent, p ConfirmParams, method string) (domain.BillingDetails, error) {
 	b := domain.BillingDetails{}
 	if pi.Customer != nil {
-		cus, err := tx.FindCustomerByID(sc, *pi.Customer)
+		cus, err := p.customer, error(nil)
+		if cus == nil || cus.ID != *pi.Customer {
+			cus, err = tx.FindCustomerByID(sc, *pi.Customer)
+		}
 		if err == nil {
 			b = domain.BillingDetails{Address: cus.Address, Email: cus.Email, Name: cus.Name, Phone: cus.Phone, Document: cus.Document, DocumentType: cus.DocumentType}
 		} else if !errors.Is(err, db.ErrNotFound) {

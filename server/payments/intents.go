@@ -56,6 +56,10 @@ type IntentParams struct {
 	InterestPayer       *string                       `json:"interest_payer"`
 	StatementDescriptor domain.Opt[string]            `json:"statement_descriptor"`
 	Metadata            domain.Opt[map[string]string] `json:"metadata"`
+
+	// customer is the customer apply read for Customer (CreateAndConfirm's confirmation uses it
+	// instead of reading it again in the same transaction).
+	customer *domain.Customer
 }
 
 // moneyFieldsSet reports whether p changes anything but description and metadata.
@@ -89,7 +93,7 @@ func (p *IntentParams) apply(tx *db.Tx, s domain.Scope, pi *domain.PaymentIntent
 			if err != nil {
 				return notFound(err, "customer", "customer", p.Customer.V)
 			}
-			pi.Customer = &c.ID
+			pi.Customer, p.customer = &c.ID, c
 		}
 	}
 	if p.PaymentMethodTypes != nil {
@@ -155,7 +159,7 @@ func applyText(dst **string, o domain.Opt[string], param string, maxLen int) err
 
 // CreateIntent creates a payment intent in requires_payment_method and emits payment_intent.created.
 func (s *Service) CreateIntent(tx *db.Tx, a domain.Actor, p IntentParams) (*domain.PaymentIntent, error) {
-	pi, _, err := s.createIntent(tx, a, p, nil)
+	pi, _, err := s.createIntent(tx, a, &p, nil)
 	return pi, err
 }
 
@@ -163,7 +167,7 @@ func (s *Service) CreateIntent(tx *db.Tx, a domain.Actor, p IntentParams) (*doma
 // the intent gets its id, timestamps and payment_intent.created event but no row yet (deferred
 // is true): the caller writes it in this transaction with tx.InsertPaymentIntent, once, in the
 // state it leaves it in (CreateAndConfirm), or rolls the transaction back.
-func (s *Service) createIntent(tx *db.Tx, a domain.Actor, p IntentParams, deferRow func(*domain.PaymentIntent) bool) (pi *domain.PaymentIntent, deferred bool, err error) {
+func (s *Service) createIntent(tx *db.Tx, a domain.Actor, p *IntentParams, deferRow func(*domain.PaymentIntent) bool) (pi *domain.PaymentIntent, deferred bool, err error) {
 	if p.Amount == nil {
 		return nil, false, domain.Missing("amount")
 	}
