@@ -36,8 +36,19 @@ type Deleted struct {
 // MarshalJSON encodes v as encoding/json does but leaves <, > and & as they are (an API answer
 // is not HTML: "<API_KEY>" must read as written, not "\u003cAPI_KEY\u003e").
 func MarshalJSON(v any) ([]byte, error) {
-	if pi, ok := v.(*PaymentIntent); ok && pi != nil {
-		return pi.AppendJSON(make([]byte, 0, 1024))
+	switch o := v.(type) {
+	case *PaymentIntent:
+		if o != nil {
+			return o.AppendJSON(make([]byte, 0, 1024))
+		}
+	case *Charge:
+		if o != nil {
+			return o.AppendJSON(make([]byte, 0, 1536))
+		}
+	case PaymentMethodDetails:
+		return o.AppendJSON(make([]byte, 0, 512))
+	case BillingDetails:
+		return o.AppendJSON(make([]byte, 0, 256)), nil
 	}
 	return marshalJSON(v)
 }

@@ -218,3 +218,180 @@ func (pi *PaymentIntent) AppendJSON(dst []byte) ([]byte, error) {
 	dst = appendJSONTime(dst, pi.UpdatedAt)
 	return append(dst, '}'), nil
 }
+
+// appendJSONAddress encodes an Address (null when nil; number, line2 and neighborhood omitted
+// when empty).
+func appendJSONAddress(dst []byte, a *Address) []byte {
+	if a == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"line1":`...)
+	dst = appendJSONString(dst, a.Line1, false)
+	if a.Number != "" {
+		dst = append(dst, `,"number":`...)
+		dst = appendJSONString(dst, a.Number, false)
+	}
+	if a.Line2 != "" {
+		dst = append(dst, `,"line2":`...)
+		dst = appendJSONString(dst, a.Line2, false)
+	}
+	if a.Neighborhood != "" {
+		dst = append(dst, `,"neighborhood":`...)
+		dst = appendJSONString(dst, a.Neighborhood, false)
+	}
+	dst = append(dst, `,"city":`...)
+	dst = appendJSONString(dst, a.City, false)
+	dst = append(dst, `,"state":`...)
+	dst = appendJSONString(dst, a.State, false)
+	dst = append(dst, `,"postal_code":`...)
+	dst = appendJSONString(dst, a.PostalCode, false)
+	dst = append(dst, `,"country":`...)
+	dst = appendJSONString(dst, a.Country, false)
+	return append(dst, '}')
+}
+
+// AppendJSON appends what MarshalJSON(b) returns.
+func (b *BillingDetails) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"address":`...)
+	dst = appendJSONAddress(dst, b.Address)
+	dst = append(dst, `,"email":`...)
+	dst = appendJSONStringPtr(dst, b.Email)
+	dst = append(dst, `,"name":`...)
+	dst = appendJSONStringPtr(dst, b.Name)
+	dst = append(dst, `,"phone":`...)
+	dst = appendJSONStringPtr(dst, b.Phone)
+	dst = append(dst, `,"document":`...)
+	dst = appendJSONStringPtr(dst, b.Document)
+	dst = append(dst, `,"document_type":`...)
+	dst = appendJSONStringPtr(dst, b.DocumentType)
+	return append(dst, '}')
+}
+
+// appendJSONCardDetails encodes a card's payment_method_details.card.
+func appendJSONCardDetails(dst []byte, c *CardDetails) []byte {
+	dst = append(dst, `{"amount_authorized":`...)
+	if c.AmountAuthorized == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendInt(dst, *c.AmountAuthorized, 10)
+	}
+	dst = append(dst, `,"authorization_code":`...)
+	dst = appendJSONStringPtr(dst, c.AuthorizationCode)
+	dst = append(dst, `,"brand":`...)
+	dst = appendJSONString(dst, c.Brand, false)
+	dst = append(dst, `,"checks":{"address_line1_check":`...)
+	dst = appendJSONString(dst, c.Checks.AddressLine1Check, false)
+	dst = append(dst, `,"address_postal_code_check":`...)
+	dst = appendJSONString(dst, c.Checks.AddressPostalCodeCheck, false)
+	dst = append(dst, `,"cvc_check":`...)
+	dst = appendJSONString(dst, c.Checks.CVCCheck, false)
+	dst = append(dst, `},"country":`...)
+	dst = appendJSONString(dst, c.Country, false)
+	dst = append(dst, `,"exp_month":`...)
+	dst = strconv.AppendInt(dst, int64(c.ExpMonth), 10)
+	dst = append(dst, `,"exp_year":`...)
+	dst = strconv.AppendInt(dst, int64(c.ExpYear), 10)
+	dst = append(dst, `,"fingerprint":`...)
+	dst = appendJSONString(dst, c.Fingerprint, false)
+	dst = append(dst, `,"funding":`...)
+	dst = appendJSONString(dst, c.Funding, false)
+	dst = append(dst, `,"installments":`...)
+	dst = strconv.AppendInt(dst, int64(c.Installments), 10)
+	dst = append(dst, `,"last4":`...)
+	dst = appendJSONString(dst, c.Last4, false)
+	dst = append(dst, `,"network":`...)
+	dst = appendJSONString(dst, c.Network, false)
+	return append(dst, '}')
+}
+
+// AppendJSON appends what MarshalJSON(d) returns; the pix and boleto parts go through
+// encoding/json.
+func (d *PaymentMethodDetails) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"type":`...)
+	dst = appendJSONString(dst, d.Type, false)
+	if d.Card != nil {
+		dst = append(dst, `,"card":`...)
+		dst = appendJSONCardDetails(dst, d.Card)
+	}
+	if d.Pix != nil {
+		b, err := marshalJSON(d.Pix)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(append(dst, `,"pix":`...), b...)
+	}
+	if d.Boleto != nil {
+		b, err := marshalJSON(d.Boleto)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(append(dst, `,"boleto":`...), b...)
+	}
+	return append(dst, '}'), nil
+}
+
+// AppendJSON appends what MarshalJSON(ch) returns. The refunds list goes through encoding/json.
+func (ch *Charge) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"id":`...)
+	dst = appendJSONString(dst, ch.ID, false)
+	dst = append(dst, `,"object":`...)
+	dst = appendJSONString(dst, ch.Object, false)
+	dst = append(dst, `,"amount":`...)
+	dst = strconv.AppendInt(dst, ch.Amount, 10)
+	dst = append(dst, `,"amount_captured":`...)
+	dst = strconv.AppendInt(dst, ch.AmountCaptured, 10)
+	dst = append(dst, `,"amount_refunded":`...)
+	dst = strconv.AppendInt(dst, ch.AmountRefunded, 10)
+	dst = append(dst, `,"billing_details":`...)
+	dst = ch.BillingDetails.AppendJSON(dst)
+	dst = append(dst, `,"captured":`...)
+	dst = appendJSONBool(dst, ch.Captured)
+	dst = append(dst, `,"created_at":`...)
+	dst = appendJSONTime(dst, ch.CreatedAt)
+	dst = append(dst, `,"currency":`...)
+	dst = appendJSONString(dst, ch.Currency, false)
+	dst = append(dst, `,"customer":`...)
+	dst = appendJSONStringPtr(dst, ch.Customer)
+	dst = append(dst, `,"description":`...)
+	dst = appendJSONStringPtr(dst, ch.Description)
+	dst = append(dst, `,"disputed":`...)
+	dst = appendJSONBool(dst, ch.Disputed)
+	dst = append(dst, `,"invoice":`...)
+	dst = appendJSONStringPtr(dst, ch.Invoice)
+	dst = append(dst, `,"livemode":`...)
+	dst = appendJSONBool(dst, ch.Livemode)
+	dst = append(dst, `,"metadata":`...)
+	dst = appendJSONMetadata(dst, ch.Metadata)
+	dst = append(dst, `,"paid":`...)
+	dst = appendJSONBool(dst, ch.Paid)
+	dst = append(dst, `,"payment_error":`...)
+	dst = appendJSONPaymentError(dst, ch.PaymentError)
+	dst = append(dst, `,"payment_intent":`...)
+	dst = appendJSONString(dst, ch.PaymentIntent, false)
+	dst = append(dst, `,"payment_method":`...)
+	dst = appendJSONStringPtr(dst, ch.PaymentMethod)
+	dst = append(dst, `,"payment_method_details":`...)
+	dst, err := ch.PaymentMethodDetails.AppendJSON(dst)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"receipt_url":`...)
+	dst = appendJSONStringPtr(dst, ch.ReceiptURL)
+	dst = append(dst, `,"refunded":`...)
+	dst = appendJSONBool(dst, ch.Refunded)
+	dst = append(dst, `,"refunds":`...)
+	if ch.Refunds.Data == nil && ch.Refunds.Object == "" && !ch.Refunds.HasMore && ch.Refunds.URL == "" {
+		dst = append(dst, `{"object":"","data":null,"has_more":false,"url":""}`...)
+	} else {
+		b, err := marshalJSON(ch.Refunds)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, b...)
+	}
+	dst = append(dst, `,"status":`...)
+	dst = appendJSONString(dst, ch.Status, false)
+	dst = append(dst, `,"updated_at":`...)
+	dst = appendJSONTime(dst, ch.UpdatedAt)
+	return append(dst, '}'), nil
+}

@@ -43,10 +43,11 @@ func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestAppendJSONMatchesEncodingJSON: MarshalJSON of a payment intent (the hand-written encoder)
-// is byte for byte what encoding/json writes for it, over intents with every field unset, set
-// and set to texts that need escaping, with metadata of zero to many keys, and every kind of
-// next_action and last_payment_error.
+// TestAppendJSONMatchesEncodingJSON: MarshalJSON of a payment intent, a charge, billing details
+// and payment method details (the hand-written encoders) is byte for byte what encoding/json
+// writes for them, over objects with every field unset, set and set to texts that need
+// escaping, with metadata of zero to many keys, every kind of next_action, last_payment_error,
+// payment method details and refunds list.
 func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	is := is.New(t)
 	r := rand.New(rand.NewPCG(3, 4))
@@ -124,18 +125,79 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	}
 	is.Equal(checked, 3000)
 
-	// Every field of PaymentIntent is either encoded or json:"-": a new field makes the
-	// encoders differ on a fully set intent.
-	full := &PaymentIntent{}
-	b, err := json.Marshal(full)
-	is.NoErr(err)
-	var fields map[string]any
-	is.NoErr(json.Unmarshal(b, &fields))
-	got, err := MarshalJSON(full)
-	is.NoErr(err)
-	var gotFields map[string]any
-	is.NoErr(json.Unmarshal(got, &gotFields))
-	is.Equal(len(gotFields), len(fields))
+	// Charges, with their billing details and payment method details (also encoded alone, as
+	// the charge's JSON columns are).
+	addr := func() *Address {
+		if r.IntN(3) == 0 {
+			return nil
+		}
+		a := &Address{Line1: str(), City: str(), State: str(), PostalCode: str(), Country: str()}
+		if r.IntN(2) == 0 {
+			a.Number, a.Line2, a.Neighborhood = str(), str(), str()
+		}
+		if r.IntN(4) == 0 {
+			a.Line2 = ""
+		}
+		return a
+	}
+	for i := range 3000 {
+		ch := &Charge{ID: str(), Object: str(), Amount: r.Int64() - r.Int64(), AmountCaptured: r.Int64N(1e6), AmountRefunded: int64(r.IntN(3)),
+			BillingDetails: BillingDetails{Address: addr(), Email: ptr(), Name: ptr(), Phone: ptr(), Document: ptr(), DocumentType: ptr()},
+			Captured:       r.IntN(2) == 0, CreatedAt: tm(), Currency: str(), Customer: ptr(), Description: ptr(), Disputed: r.IntN(2) == 0,
+			Invoice: ptr(), Livemode: r.IntN(2) == 0, Paid: r.IntN(2) == 0, PaymentIntent: str(), PaymentMethod: ptr(),
+			ReceiptURL: ptr(), Refunded: r.IntN(2) == 0, Status: str(), UpdatedAt: tm()}
+		if r.IntN(2) == 0 {
+			ch.Metadata = Metadata{str(): str(), str() + "2": str()}
+		}
+		if r.IntN(3) == 0 {
+			ch.PaymentError = &PaymentError{Category: str(), Code: str(), Message: str(), AdviceCode: ptr()}
+		}
+		ch.PaymentMethodDetails.Type = str()
+		switch r.IntN(4) {
+		case 0:
+		case 1:
+			ch.PaymentMethodDetails.Pix = &PixDetails{Code: str(), TxID: str(), ExpiresAt: tm(), FineAmount: 1}
+		case 2:
+			ch.PaymentMethodDetails.Boleto = &BoletoDetails{Barcode: str(), DigitableLine: str(), DueDate: str(), PixCode: str(), PaidWith: ptr()}
+		default:
+			c := &CardDetails{Brand: str(), Checks: CardChecks{str(), str(), str()}, Country: str(), ExpMonth: r.IntN(13), ExpYear: 2000 + r.IntN(40),
+				Fingerprint: str(), Funding: str(), Installments: r.IntN(13), Last4: str(), Network: str()}
+			if r.IntN(2) == 0 {
+				n := r.Int64N(1e7)
+				c.AmountAuthorized, c.AuthorizationCode = &n, ptr()
+			}
+			ch.PaymentMethodDetails.Card = c
+		}
+		switch r.IntN(3) {
+		case 0: // zero list: a charge not read back
+		case 1:
+			ch.Refunds = NewList[*Refund]("/v1/refunds?charge="+ch.ID, nil, false)
+		default:
+			ch.Refunds = NewList("/v1/refunds", []*Refund{{ID: str(), Amount: 5, Metadata: Metadata{"k": str()}}}, r.IntN(2) == 0)
+		}
+		for _, v := range []any{ch, ch.BillingDetails, ch.PaymentMethodDetails} {
+			want, err := marshalJSON(v)
+			is.NoErr(err)
+			got, err := MarshalJSON(v)
+			is.NoErr(err)
+			if string(got) != string(want) {
+				t.Fatalf("charge %d, %T:\n got %s\nwant %s", i, v, got, want)
+			}
+		}
+	}
+
+	// Every field is either encoded or json:"-": a new field makes the encoders differ.
+	for _, v := range []any{&PaymentIntent{}, &Charge{}, BillingDetails{}, PaymentMethodDetails{Card: &CardDetails{}}} {
+		b, err := json.Marshal(v)
+		is.NoErr(err)
+		var fields map[string]any
+		is.NoErr(json.Unmarshal(b, &fields))
+		got, err := MarshalJSON(v)
+		is.NoErr(err)
+		var gotFields map[string]any
+		is.NoErr(json.Unmarshal(got, &gotFields))
+		is.Equal(len(gotFields), len(fields))
+	}
 }
 
 // BenchmarkMarshalPaymentIntent: a confirmed card payment's intent, encoded by encoding/json
@@ -158,6 +220,34 @@ func BenchmarkMarshalPaymentIntent(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := MarshalJSON(pi); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkMarshalCharge: a succeeded card charge, encoded by encoding/json and by the
+// hand-written encoder.
+func BenchmarkMarshalCharge(b *testing.B) {
+	name, email, pm, code, url, amount := "Ana Souza", "ana@example.com", "pm_3NxAbCdEfGhIjKlMnOpQrStU", "123456", "https://troco.example/receipts/ch_3NxAbCdEfGhIjKlMnOpQrStU", int64(25000)
+	ch := &Charge{ID: "ch_3NxAbCdEfGhIjKlMnOpQrStU", Object: "charge", Amount: 25000, AmountCaptured: 25000, Captured: true, Paid: true,
+		BillingDetails: BillingDetails{Name: &name, Email: &email}, CreatedAt: Unix(1.8e9), Currency: "brl", Metadata: Metadata{"order_id": "42"},
+		PaymentIntent: "pi_3NxAbCdEfGhIjKlMnOpQrStU", PaymentMethod: &pm, ReceiptURL: &url, Status: "succeeded", UpdatedAt: Unix(1.8e9),
+		PaymentMethodDetails: PaymentMethodDetails{Type: "credit_card", Card: &CardDetails{AmountAuthorized: &amount, AuthorizationCode: &code, Brand: "visa",
+			Checks: CardChecks{"unchecked", "unchecked", "pass"}, Country: "BR", ExpMonth: 12, ExpYear: 2030, Fingerprint: "AbCdEfGhIjKlMnOp",
+			Funding: "credit", Installments: 1, Last4: "4242", Network: "visa"}}}
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := marshalJSON(ch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := MarshalJSON(ch); err != nil {
 				b.Fatal(err)
 			}
 		}
