@@ -49,6 +49,14 @@ func MarshalJSON(v any) ([]byte, error) {
 		return o.AppendJSON(make([]byte, 0, 512))
 	case BillingDetails:
 		return o.AppendJSON(make([]byte, 0, 256)), nil
+	case *PaymentData:
+		return appendJSONPaymentData(make([]byte, 0, 128), o)
+	case *PaymentError:
+		return appendJSONPaymentError(make([]byte, 0, 160), o), nil
+	case *PaymentCard:
+		return appendJSONPaymentCard(make([]byte, 0, 160), o), nil
+	case []string:
+		return appendJSONStrings(make([]byte, 0, 64), o), nil
 	}
 	return marshalJSON(v)
 }

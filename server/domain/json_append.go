@@ -138,8 +138,8 @@ func appendJSONPaymentError(dst []byte, e *PaymentError) []byte {
 	return append(dst, '}')
 }
 
-// AppendJSON appends what MarshalJSON(pi) returns. Only next_action, when set, goes through
-// encoding/json.
+// AppendJSON appends what MarshalJSON(pi) returns. Only a PIX or boleto next_action goes
+// through encoding/json.
 func (pi *PaymentIntent) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"id":`...)
 	dst = appendJSONString(dst, pi.ID, false)
@@ -184,32 +184,16 @@ func (pi *PaymentIntent) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `,"metadata":`...)
 	dst = appendJSONMetadata(dst, pi.Metadata)
 	dst = append(dst, `,"next_action":`...)
-	if pi.NextAction == nil {
-		dst = append(dst, "null"...)
-	} else {
-		b, err := marshalJSON(pi.NextAction)
-		if err != nil {
-			return nil, err
-		}
-		dst = append(dst, b...)
+	dst, err := appendJSONPaymentData(dst, pi.NextAction)
+	if err != nil {
+		return nil, err
 	}
 	dst = append(dst, `,"payment_method":`...)
 	dst = appendJSONStringPtr(dst, pi.PaymentMethod)
 	dst = append(dst, `,"payment_method_type":`...)
 	dst = appendJSONStringPtr(dst, pi.PaymentMethodType)
 	dst = append(dst, `,"payment_method_types":`...)
-	if pi.PaymentMethodTypes == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i, t := range pi.PaymentMethodTypes {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, t, false)
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendJSONStrings(dst, pi.PaymentMethodTypes)
 	dst = append(dst, `,"statement_descriptor":`...)
 	dst = appendJSONStringPtr(dst, pi.StatementDescriptor)
 	dst = append(dst, `,"status":`...)
@@ -393,5 +377,78 @@ func (ch *Charge) AppendJSON(dst []byte) ([]byte, error) {
 	dst = appendJSONString(dst, ch.Status, false)
 	dst = append(dst, `,"updated_at":`...)
 	dst = appendJSONTime(dst, ch.UpdatedAt)
+	return append(dst, '}'), nil
+}
+
+// appendJSONStrings encodes a []string (null when nil).
+func appendJSONStrings(dst []byte, ss []string) []byte {
+	if ss == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, s, false)
+	}
+	return append(dst, ']')
+}
+
+// appendJSONPaymentCard encodes a saved card (null when nil).
+func appendJSONPaymentCard(dst []byte, c *PaymentCard) []byte {
+	if c == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"brand":`...)
+	dst = appendJSONString(dst, c.Brand, false)
+	dst = append(dst, `,"country":`...)
+	dst = appendJSONString(dst, c.Country, false)
+	dst = append(dst, `,"exp_month":`...)
+	dst = strconv.AppendInt(dst, int64(c.ExpMonth), 10)
+	dst = append(dst, `,"exp_year":`...)
+	dst = strconv.AppendInt(dst, int64(c.ExpYear), 10)
+	dst = append(dst, `,"fingerprint":`...)
+	dst = appendJSONString(dst, c.Fingerprint, false)
+	dst = append(dst, `,"funding":`...)
+	dst = appendJSONString(dst, c.Funding, false)
+	dst = append(dst, `,"last4":`...)
+	dst = appendJSONString(dst, c.Last4, false)
+	dst = append(dst, `,"network":`...)
+	dst = appendJSONString(dst, c.Network, false)
+	return append(dst, '}')
+}
+
+// appendJSONPaymentData encodes a PaymentData (null when nil); the pix and boleto parts go
+// through encoding/json.
+func appendJSONPaymentData(dst []byte, d *PaymentData) ([]byte, error) {
+	if d == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, `{"type":`...)
+	dst = appendJSONString(dst, d.Type, false)
+	for _, part := range []struct {
+		name string
+		v    any
+		set  bool
+	}{{`,"pix":`, d.Pix, d.Pix != nil}, {`,"boleto":`, d.Boleto, d.Boleto != nil}} {
+		if !part.set {
+			continue
+		}
+		b, err := marshalJSON(part.v)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(append(dst, part.name...), b...)
+	}
+	if c := d.CreditCard; c != nil {
+		dst = append(dst, `,"credit_card":{"brand":`...)
+		dst = appendJSONString(dst, c.Brand, false)
+		dst = append(dst, `,"last4":`...)
+		dst = appendJSONString(dst, c.Last4, false)
+		dst = append(dst, `,"installments":`...)
+		dst = strconv.AppendInt(dst, int64(c.Installments), 10)
+		dst = append(dst, '}')
+	}
 	return append(dst, '}'), nil
 }

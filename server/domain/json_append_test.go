@@ -79,7 +79,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			CanceledAt: tm(), CancellationReason: ptr(), CaptureMethod: str(), ClientSecret: str(), CreatedAt: tm(), Currency: str(),
 			Customer: ptr(), Description: ptr(), InterestPayer: str(), LatestCharge: ptr(), Livemode: r.IntN(2) == 0,
 			PaymentMethod: ptr(), PaymentMethodType: ptr(), StatementDescriptor: ptr(), Status: str(), UpdatedAt: tm(),
-			PaymentData: &PaymentData{Type: "x"}, Buyer: BillingDetails{Name: ptr()}} // json:"-": never encoded
+			PaymentData: &PaymentData{Type: "x"}, Buyer: BillingDetails{Name: ptr(), Email: ptr()}} // json:"-": not in the intent's JSON
 		if r.IntN(2) == 0 {
 			n := r.IntN(100) - 50
 			pi.Installments = &n
@@ -114,12 +114,20 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		case 3:
 			pi.NextAction = &PaymentData{Type: "credit_card", CreditCard: &CreditCardData{Brand: str(), Last4: str(), Installments: r.IntN(12)}}
 		}
-		want, err := marshalJSON(pi)
-		is.NoErr(err)
-		got, err := MarshalJSON(pi)
-		is.NoErr(err)
-		if string(got) != string(want) {
-			t.Fatalf("intent %d:\n got %s\nwant %s", i, got, want)
+		var card *PaymentCard
+		if r.IntN(2) == 0 {
+			card = &PaymentCard{Brand: str(), Country: str(), ExpMonth: r.IntN(13), ExpYear: r.IntN(3000), Fingerprint: str(), Funding: str(), Last4: str(), Network: str()}
+		}
+		// The intent, and what the db package encodes alone for its columns and a payment
+		// method's (typed nil pointers included).
+		for _, v := range []any{pi, pi.NextAction, pi.LastPaymentError, pi.PaymentMethodTypes, pi.Buyer, card} {
+			want, err := marshalJSON(v)
+			is.NoErr(err)
+			got, err := MarshalJSON(v)
+			is.NoErr(err)
+			if string(got) != string(want) {
+				t.Fatalf("intent %d, %T:\n got %s\nwant %s", i, v, got, want)
+			}
 		}
 		checked++
 	}
@@ -187,7 +195,8 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	}
 
 	// Every field is either encoded or json:"-": a new field makes the encoders differ.
-	for _, v := range []any{&PaymentIntent{}, &Charge{}, BillingDetails{}, PaymentMethodDetails{Card: &CardDetails{}}} {
+	for _, v := range []any{&PaymentIntent{}, &Charge{}, BillingDetails{}, PaymentMethodDetails{Card: &CardDetails{}}, &PaymentCard{},
+		&PaymentError{}, &PaymentData{CreditCard: &CreditCardData{}}} {
 		b, err := json.Marshal(v)
 		is.NoErr(err)
 		var fields map[string]any
