@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -546,9 +545,10 @@ func prepareOnly(r replayer, query string) (bool, error) {
 	return true, nil
 }
 
-// statementTrees describes the B-trees a statement writes: an INSERT writes its table's and one
-// entry in each of its indexes; an UPDATE rewrites the row and the entries of the indexes on
-// the columns it sets; a SELECT writes none.
+// statementTrees describes the B-trees a statement writes: an INSERT writes its table's row
+// and an entry in each of its indexes (a partial index, marked *, only when its WHERE holds); an
+// UPDATE rewrites the row and deletes and reinserts the entries of the indexes on the columns it
+// sets (or in a partial index's WHERE); a SELECT writes none.
 func statementTrees(f *floorDB, query string) string {
 	q := strings.TrimSpace(query)
 	m := regexp.MustCompile(`(?is)^(INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)`).FindStringSubmatch(q)
@@ -556,54 +556,77 @@ func statementTrees(f *floorDB, query string) string {
 		return ""
 	}
 	table := m[2]
-	indexes := map[string][]string{}
-	rows, err := f.conn.QueryContext(context.Background(), "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", table)
+	type index struct {
+		name    string
+		cols    []string
+		partial string // the WHERE of a partial index
+	}
+	var indexes []index
+	rows, err := f.conn.QueryContext(context.Background(), "SELECT name, coalesce(sql, '') FROM sqlite_master WHERE type = 'index' AND tbl_name = ? ORDER BY name", table)
 	if err != nil {
 		return "?"
 	}
-	var names []string
 	for rows.Next() {
-		var n string
-		_ = rows.Scan(&n)
-		names = append(names, n)
+		var ix index
+		var def string
+		_ = rows.Scan(&ix.name, &def)
+		if i := strings.LastIndex(strings.ToUpper(def), " WHERE "); i >= 0 {
+			ix.partial = def[i+7:]
+		}
+		indexes = append(indexes, ix)
 	}
 	rows.Close()
-	for _, n := range names {
-		r, err := f.conn.QueryContext(context.Background(), "SELECT coalesce(name, '(expr)') FROM pragma_index_info(?)", n)
+	for i := range indexes {
+		r, err := f.conn.QueryContext(context.Background(), "SELECT coalesce(name, '(expr)') FROM pragma_index_info(?)", indexes[i].name)
 		if err != nil {
 			continue
 		}
 		for r.Next() {
 			var c string
 			_ = r.Scan(&c)
-			indexes[n] = append(indexes[n], c)
+			indexes[i].cols = append(indexes[i].cols, c)
 		}
 		r.Close()
 	}
+	name := func(ix index) string {
+		if ix.partial != "" {
+			return ix.name + "*"
+		}
+		return ix.name
+	}
+	var names []string
 	switch {
 	case strings.HasPrefix(strings.ToUpper(m[1]), "INSERT"):
-		return fmt.Sprintf("%s: 1 row + %d index entries", table, len(names))
+		for _, ix := range indexes {
+			names = append(names, name(ix))
+		}
+		return fmt.Sprintf("%s row + %d index entries %v", table, len(names), names)
 	case strings.HasPrefix(strings.ToUpper(m[1]), "DELETE"):
-		return fmt.Sprintf("%s: 1 row − %d index entries each", table, len(names))
+		for _, ix := range indexes {
+			names = append(names, name(ix))
+		}
+		return fmt.Sprintf("%s row deleted, with its entries in %v", table, names)
 	}
 	set := regexp.MustCompile(`(?is)\bSET\s+(.*?)(\bWHERE\b|$)`).FindStringSubmatch(q)
-	touched := []string{}
 	if set != nil {
 		cols := map[string]bool{}
 		for _, c := range regexp.MustCompile(`(\w+)\s*=`).FindAllStringSubmatch(set[1], -1) {
 			cols[strings.ToLower(c[1])] = true
 		}
-		for n, ic := range indexes {
-			for _, c := range ic {
-				if cols[strings.ToLower(c)] || c == "(expr)" {
-					touched = append(touched, n)
-					break
-				}
+		for _, ix := range indexes {
+			touched := false
+			for _, c := range ix.cols {
+				touched = touched || cols[strings.ToLower(c)] || c == "(expr)"
+			}
+			for c := range cols {
+				touched = touched || regexp.MustCompile(`(?i)\b`+c+`\b`).MatchString(ix.partial)
+			}
+			if touched {
+				names = append(names, name(ix))
 			}
 		}
 	}
-	sort.Strings(touched)
-	return fmt.Sprintf("%s: row rewritten, %d index entries moved %v", table, len(touched), touched)
+	return fmt.Sprintf("%s row rewritten; entries deleted and reinserted in %v", table, names)
 }
 
 // TestPaymentSQLFloorReplay guards the recorder the SQL floor benchmark relies on: a payment's
