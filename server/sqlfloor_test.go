@@ -73,10 +73,11 @@ func recordPayments(tb testing.TB, e *benchEnv, warm, n int, pay func() error) *
 	var convErr error
 	e.db.RecordWriterStatements(func(s db.WriterStatement) {
 		args := make([]driver.Value, len(s.Args))
+		var bad error
 		for i, a := range s.Args {
 			v, err := driver.DefaultParameterConverter.ConvertValue(a)
-			if err != nil && convErr == nil {
-				convErr = fmt.Errorf("%s: argument %d (%T): %w", s.SQL, i+1, a, err)
+			if err != nil && bad == nil {
+				bad = fmt.Errorf("%s: argument %d (%T): %w", s.SQL, i+1, a, err)
 			}
 			if b, ok := v.([]byte); ok {
 				v = slices.Clone(b) // the caller may reuse its buffer
@@ -85,6 +86,9 @@ func recordPayments(tb testing.TB, e *benchEnv, warm, n int, pay func() error) *
 		}
 		mu.Lock()
 		log = append(log, floorStmt{sql: s.SQL, args: args, rows: s.Rows})
+		if convErr == nil {
+			convErr = bad
+		}
 		mu.Unlock()
 	})
 	before := e.db.WriterStats()
@@ -419,14 +423,14 @@ func replay(f *floorDB, rec *floorRecording, o replayOptions) (res replayResult,
 			for _, s := range op {
 				if !seen[s.sql] {
 					seen[s.sql] = true
-					if _, err := prepareOnly(r, s.sql); err != nil {
+					if err := prepareOnly(r, s.sql); err != nil {
 						return err
 					}
 				}
 			}
 		}
 		for _, s := range []string{"COMMIT", "ROLLBACK"} {
-			if _, err := prepareOnly(r, s); err != nil {
+			if err := prepareOnly(r, s); err != nil {
 				return err
 			}
 		}
@@ -520,30 +524,34 @@ func replay(f *floorDB, rec *floorRecording, o replayOptions) (res replayResult,
 	return res, err
 }
 
-// prepareOnly prepares query on r without running it.
-func prepareOnly(r replayer, query string) (bool, error) {
+// prepareOnly prepares query on r, once, without running it.
+func prepareOnly(r replayer, query string) error {
 	switch r := r.(type) {
 	case *driverReplayer:
-		if r.stmts[query] != nil {
-			return false, nil
+		if r.stmts[query] == nil {
+			st, err := r.conn.PrepareContext(context.Background(), query)
+			if err != nil {
+				return fmt.Errorf("prepare %s: %w", query, err)
+			}
+			r.stmts[query] = st
 		}
-		st, err := r.conn.PrepareContext(context.Background(), query)
-		if err != nil {
-			return false, fmt.Errorf("prepare %s: %w", query, err)
-		}
-		r.stmts[query] = st
 	case *sqlReplayer:
-		if r.stmts[query] != nil {
-			return false, nil
+		if r.stmts[query] == nil {
+			st, err := r.conn.PrepareContext(context.Background(), query)
+			if err != nil {
+				return fmt.Errorf("prepare %s: %w", query, err)
+			}
+			r.stmts[query] = st
 		}
-		st, err := r.conn.PrepareContext(context.Background(), query)
-		if err != nil {
-			return false, fmt.Errorf("prepare %s: %w", query, err)
-		}
-		r.stmts[query] = st
 	}
-	return true, nil
+	return nil
 }
+
+var (
+	writeStatement = regexp.MustCompile(`(?is)^(INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)`)
+	setClause      = regexp.MustCompile(`(?is)\bSET\s+(.*?)(\bWHERE\b|$)`)
+	setColumn      = regexp.MustCompile(`(\w+)\s*=`)
+)
 
 // statementTrees describes the B-trees a statement writes: an INSERT writes its table's row
 // and an entry in each of its indexes (a partial index, marked *, only when its WHERE holds); an
@@ -551,7 +559,7 @@ func prepareOnly(r replayer, query string) (bool, error) {
 // sets (or in a partial index's WHERE); a SELECT writes none.
 func statementTrees(f *floorDB, query string) string {
 	q := strings.TrimSpace(query)
-	m := regexp.MustCompile(`(?is)^(INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)`).FindStringSubmatch(q)
+	m := writeStatement.FindStringSubmatch(q)
 	if m == nil {
 		return ""
 	}
@@ -607,10 +615,10 @@ func statementTrees(f *floorDB, query string) string {
 		}
 		return fmt.Sprintf("%s row deleted, with its entries in %v", table, names)
 	}
-	set := regexp.MustCompile(`(?is)\bSET\s+(.*?)(\bWHERE\b|$)`).FindStringSubmatch(q)
+	set := setClause.FindStringSubmatch(q)
 	if set != nil {
 		cols := map[string]bool{}
-		for _, c := range regexp.MustCompile(`(\w+)\s*=`).FindAllStringSubmatch(set[1], -1) {
+		for _, c := range setColumn.FindAllStringSubmatch(set[1], -1) {
 			cols[strings.ToLower(c[1])] = true
 		}
 		for _, ix := range indexes {
@@ -648,8 +656,8 @@ func TestPaymentSQLFloorReplay(t *testing.T) {
 			tables := map[string]bool{}
 			for _, op := range rec.ops {
 				for _, s := range op {
-					if m := regexp.MustCompile(`(?i)^\s*INSERT\s+INTO\s+(\w+)`).FindStringSubmatch(s.sql); m != nil {
-						tables[m[1]] = true
+					if m := writeStatement.FindStringSubmatch(strings.TrimSpace(s.sql)); m != nil && strings.HasPrefix(strings.ToUpper(m[1]), "INSERT") {
+						tables[m[2]] = true
 					}
 				}
 			}
