@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"troco/server/domain"
 )
@@ -182,10 +183,22 @@ func locateParamError(body []byte, t reflect.Type) error {
 // paramWalker reads a body the decoder has already checked for syntax (a decode fails on syntax
 // before it fills any field), so it can scan bytes; a byte out of place ends the walk with nil.
 type paramWalker struct {
-	data   []byte
-	pos    int
-	bad    bool                                     // the body is not what the decoder accepted: stop
-	fields map[reflect.Type]map[string]reflect.Type // jsonFields, once per struct type
+	data []byte
+	pos  int
+	bad  bool // the body is not what the decoder accepted: stop
+}
+
+// fieldCache holds jsonFields per struct type (types are few and fixed).
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+// structFields is jsonFields(t), computed once per type.
+func structFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	f := jsonFields(t)
+	fieldCache.Store(t, f)
+	return f
 }
 
 var (
@@ -220,13 +233,7 @@ func (w *paramWalker) value(t reflect.Type, path string) *domain.Error {
 		}
 		var fields map[string]reflect.Type
 		if t.Kind() == reflect.Struct {
-			if fields = w.fields[t]; fields == nil {
-				fields = jsonFields(t)
-				if w.fields == nil {
-					w.fields = map[reflect.Type]map[string]reflect.Type{}
-				}
-				w.fields[t] = fields
-			}
+			fields = structFields(t)
 		}
 		w.pos++
 		for w.next('}') {
@@ -473,13 +480,38 @@ func fieldType(fields map[string]reflect.Type, k string) (reflect.Type, bool) {
 	return ft, ok
 }
 
-// mayFoldKeys reports whether body has a byte that lets a key match a parameter name only
-// case-insensitively (an ASCII capital, or any non-ASCII byte: encoding/json also folds the
-// Kelvin sign to k and the long s to s). Parameter names are lower-case ASCII, so a body without
-// such a byte cannot hold such a key, and decodeJSON skips exactKeys.
+// mayFoldKeys reports whether an object key of body (a string followed by a colon) has a byte
+// that lets it match a parameter name only case-insensitively: an ASCII capital, a backslash
+// escape, or any non-ASCII byte (encoding/json also folds the Kelvin sign to k and the long s to
+// s). Parameter names are lower-case ASCII, so when no key has one, decodeJSON skips exactKeys;
+// capitals in values ("Pedido 12") do not count. One pass, no allocation; body is valid JSON.
 func mayFoldKeys(body []byte) bool {
-	for _, c := range body {
-		if c >= 'A' && c <= 'Z' || c >= 0x80 {
+	for i := 0; i < len(body); i++ {
+		if body[i] != '"' {
+			continue
+		}
+		odd := false
+		j := i + 1
+		for ; j < len(body) && body[j] != '"'; j++ {
+			c := body[j]
+			if c == '\\' {
+				odd = true
+				j++ // the escaped byte, a quote included
+				continue
+			}
+			if c >= 'A' && c <= 'Z' || c >= 0x80 {
+				odd = true
+			}
+		}
+		i = j // the closing quote
+		if !odd {
+			continue
+		}
+		k := j + 1
+		for k < len(body) && (body[k] == ' ' || body[k] == '\t' || body[k] == '\n' || body[k] == '\r') {
+			k++
+		}
+		if k < len(body) && body[k] == ':' {
 			return true
 		}
 	}
@@ -501,13 +533,7 @@ func (w *paramWalker) exactKeys(t reflect.Type, path string) *domain.Error {
 	case c == '{' && (t.Kind() == reflect.Struct || t.Kind() == reflect.Map && t.Key().Kind() == reflect.String):
 		var fields map[string]reflect.Type
 		if t.Kind() == reflect.Struct {
-			if fields = w.fields[t]; fields == nil {
-				fields = jsonFields(t)
-				if w.fields == nil {
-					w.fields = map[reflect.Type]map[string]reflect.Type{}
-				}
-				w.fields[t] = fields
-			}
+			fields = structFields(t)
 		}
 		w.pos++
 		for w.next('}') {

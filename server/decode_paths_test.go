@@ -122,6 +122,7 @@ func TestDecodeKeysAreExact(t *testing.T) {
 		{"long s folds to s", "{\"amount\":100,\"currency\":\"brl\",\"de\u017fcription\":\"x\"}", &payments.IntentParams{}, "de\u017fcription"},
 		{"metadata keys are data", `{"amount":100,"currency":"brl","metadata":{"OrderID":"A1"}}`, &payments.IntentParams{}, ""},
 		{"capitals in values only", `{"name":"ACME Ltda","email":"A@B.CO"}`, &core.CustomerParams{}, ""},
+		{"capital sent as an escape", `{"\u0041mount":100,"currency":"brl"}`, &payments.IntentParams{}, "Amount"},
 		{"escaped lower-case key", `{"\u0065mail":"a@b.co","name":"Zé"}`, &core.CustomerParams{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,4 +139,16 @@ func TestDecodeKeysAreExact(t *testing.T) {
 			is.Equal(e.Message, "Received unknown parameter: "+tc.param+".")
 		})
 	}
+}
+
+// TestMayFoldKeys: the walk of TestDecodeKeysAreExact runs only for a body with a key that has a
+// capital, an escape or a non-ASCII byte; capitals in values alone do not start it.
+func TestMayFoldKeys(t *testing.T) {
+	is := is.New(t)
+	is.True(!mayFoldKeys([]byte(`{"amount":100,"description":"Pedido ÁB \"X\": Y","metadata":{"order_id":"A:B"}}`)))
+	is.True(mayFoldKeys([]byte(`{"amount":100,"metadata":{"OrderID":"1"}}`)))
+	is.True(mayFoldKeys([]byte(`{"Amount" : 100}`)))
+	is.True(mayFoldKeys([]byte(`{"\u0061mount":100}`)))
+	is.True(mayFoldKeys([]byte(`{"deſcription":"x"}`)))
+	is.True(!mayFoldKeys([]byte(`["A","B"]`)))
 }
