@@ -65,6 +65,38 @@ type DB struct {
 	stats struct{ batches, txs, stmts, busyNs, commitNs, syncs, syncNs atomic.Int64 }
 	// syncer fsyncs the WAL off the writer (SQLite file, synchronous FULL; walsync.go).
 	syncer *walSyncer
+	// record, when set (RecordWriterStatements), sees every statement the writer runs (SQLite).
+	record atomic.Pointer[func(WriterStatement)]
+}
+
+// WriterStatement is one statement the single writer ran on SQLite, as RecordWriterStatements
+// reports it: BEGIN IMMEDIATE and COMMIT of each batch, SAVEPOINT w and RELEASE w (or ROLLBACK TO
+// w) around each write operation, and every statement of the operations between them.
+type WriterStatement struct {
+	SQL  string
+	Args []any // as bound; valid only during the call (copy what is kept)
+	Rows bool  // run as a query (its rows read), not as an exec
+}
+
+// RecordWriterStatements makes the writer call fn with every statement it runs on SQLite, in
+// order, from the writer's goroutine, before running it; nil stops. It is for benchmarks that
+// replay the writer's exact SQL (server/payments_bench_test.go): fn runs inside the serial
+// section, so it must be quick. Unset, it costs the writer one atomic load per batch and per
+// write operation.
+func (d *DB) RecordWriterStatements(fn func(WriterStatement)) {
+	if fn == nil {
+		d.record.Store(nil)
+		return
+	}
+	d.record.Store(&fn)
+}
+
+// recorder returns the statement recorder, or nil.
+func (d *DB) recorder() func(WriterStatement) {
+	if p := d.record.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // WriterStats are cumulative counters of the single writer, for benchmarks and the load tool:
@@ -380,6 +412,9 @@ type openBatch struct {
 func (d *DB) beginBatch() (*openBatch, error) {
 	start := time.Now()
 	if !d.pg {
+		if rec := d.recorder(); rec != nil {
+			rec(WriterStatement{SQL: "BEGIN IMMEDIATE"})
+		}
 		if _, err := d.wconn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
 			return nil, fmt.Errorf("db: begin: %w", err)
 		}
@@ -420,6 +455,9 @@ func (d *DB) runInBatch(b *openBatch, r *writeReq) {
 			q = connQuerier{b.conn}
 		}
 		tx := &Tx{q: q, st: b.st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true, conn: b.conn}
+		if b.conn != nil {
+			tx.record = d.recorder()
+		}
 		if err = runSavepoint(tx, r.fn); err == nil {
 			b.events = append(b.events, tx.events...)
 		}
@@ -516,6 +554,9 @@ func (d *DB) commitOpen(b *openBatch) (synced bool) {
 	if b.broken != nil {
 		commitErr = b.broken
 	} else if b.conn != nil {
+		if rec := d.recorder(); rec != nil {
+			rec(WriterStatement{SQL: "COMMIT"})
+		}
 		if _, commitErr = b.conn.ExecContext(context.Background(), "COMMIT"); commitErr != nil {
 			// A failed COMMIT may leave the transaction open: end it, so the next batch begins.
 			_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK")
@@ -690,6 +731,8 @@ type Tx struct {
 	mayBeLost bool
 	lost      bool
 	lostCause error
+	// record is the writer's statement recorder (RecordWriterStatements), nil when off.
+	record func(WriterStatement)
 }
 
 // eventBytes are an event's encoded data and the length of its object's JSON, which the data
@@ -741,6 +784,9 @@ func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
 	if tx.pg {
 		return tx.pgExec(query, args)
 	}
+	if tx.record != nil {
+		tx.record(WriterStatement{SQL: query, Args: args})
+	}
 	var res sql.Result
 	var err error
 	if s := tx.prepared(query); s != nil {
@@ -757,6 +803,9 @@ func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
 func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
 	if tx.pg {
 		return tx.q.QueryRow(rebind(query), pgArgs(args)...)
+	}
+	if tx.record != nil {
+		tx.record(WriterStatement{SQL: query, Args: args, Rows: true})
 	}
 	var row *sql.Row
 	if s := tx.prepared(query); s != nil {
@@ -775,6 +824,9 @@ func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
 func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
 	if tx.pg {
 		return tx.q.Query(rebind(query), pgArgs(args)...)
+	}
+	if tx.record != nil {
+		tx.record(WriterStatement{SQL: query, Args: args, Rows: true})
 	}
 	var rows *sql.Rows
 	var err error

@@ -38,6 +38,8 @@ type benchEnv struct {
 	org   *domain.Organization
 	token string
 	scope domain.Scope
+	// dbPath is the database file.
+	dbPath string
 }
 
 func newBenchEnv(b testing.TB) *benchEnv {
@@ -50,12 +52,13 @@ func newBenchEnv(b testing.TB) *benchEnv {
 		b.Fatal(err)
 	}
 	clk := clock.NewOffset(clock.Real{}, 0)
-	d, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "troco.db"), db.Options{Schema: string(schema), Clock: clk, Synchronous: cmp.Or(os.Getenv("TROCO_BENCH_SYNC"), "FULL")})
+	path := filepath.Join(b.TempDir(), "troco.db")
+	d, err := db.Open(context.Background(), path, db.Options{Schema: string(schema), Clock: clk, Synchronous: cmp.Or(os.Getenv("TROCO_BENCH_SYNC"), "FULL")})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { d.Close() })
-	e := &benchEnv{db: d}
+	e := &benchEnv{db: d, dbPath: path}
 	err = d.Write(context.Background(), func(tx *db.Tx) error {
 		if e.org, err = core.CreateOrganization(tx, core.OrganizationInput{Name: "Bench Ltda"}); err != nil {
 			return err

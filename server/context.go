@@ -13,6 +13,7 @@ const (
 	ctxRequestID ctxKey = iota
 	ctxAuth
 	ctxIdem
+	ctxURLRepaired // *urlRepair: validURLText replaced bytes that were not UTF-8
 )
 
 func requestID(ctx context.Context) string {

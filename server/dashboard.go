@@ -275,8 +275,17 @@ func (*dashNotFoundError) Error() string { return "not found" }
 
 // errText returns the message of an operation's error in the page's language, or "" with ok
 // false for other errors (those are failures of troco, not of the input).
+//
+// The page that shows the message answers with the error's status (400 for a bad field, 409, 402,
+// …), as the API does, not 200: a script or a test driving the dashboard sees the refusal.
 func (q *dashReq) errText(err error) (string, bool) {
 	if e, ok := domain.AsError(err); ok {
+		if q.status == 0 {
+			q.status = http.StatusBadRequest
+			if e.Status >= 400 && e.Status < 600 {
+				q.status = e.Status
+			}
+		}
 		msg := pages.ErrorText(q.d.Lang, e)
 		if label, ok := q.labels[e.Param]; ok && e.Param != "" {
 			msg = strings.ReplaceAll(msg, e.Param, "“"+label+"”") // the field as the form names it
@@ -289,6 +298,9 @@ func (q *dashReq) errText(err error) (string, bool) {
 // invalid is the message of a form's own validation error (a field the operation does not see)
 // in the page's language.
 func (q *dashReq) invalid(param, format string, args ...any) string {
+	if q.status == 0 {
+		q.status = http.StatusBadRequest
+	}
 	return pages.ErrorText(q.d.Lang, domain.Invalid(param, format, args...))
 }
 

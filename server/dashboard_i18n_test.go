@@ -59,20 +59,20 @@ func TestDashboardErrorsInPortuguese(t *testing.T) {
 
 	// Webhook endpoints (the API's validation).
 	body := check("bad url", "/dashboard/test/webhooks", url.Values{"url": {"ftp://example.com/x"}, "enabled_events": {"customer.*"}, "description": {"meu endpoint"}},
-		http.StatusOK, "A URL deve ser completa")
+		http.StatusBadRequest, "A URL deve ser completa")
 	is.Equal(inputValue(body, "url"), "ftp://example.com/x") // what was typed stays
 	is.Equal(inputValue(body, "enabled_events"), "customer.*")
 	is.Equal(inputValue(body, "description"), "meu endpoint")
-	check("url with credentials", "/dashboard/test/webhooks", url.Values{"url": {"https://a:b@example.com"}, "enabled_events": {"*"}}, http.StatusOK, "usuário nem senha")
-	check("url with fragment", "/dashboard/test/webhooks", url.Values{"url": {"https://example.com/#x"}, "enabled_events": {"*"}}, http.StatusOK, "fragmento")
-	check("live http url", "/dashboard/live/webhooks", url.Values{"url": {"http://example.com/h"}, "enabled_events": {"*"}}, http.StatusOK, "devem usar https://")
-	check("live loopback url", "/dashboard/live/webhooks", url.Values{"url": {"https://localhost/h"}, "enabled_events": {"*"}}, http.StatusOK, "loopback")
-	body = check("unknown event", "/dashboard/test/webhooks", url.Values{"url": {"https://example.com/h"}, "enabled_events": {"pagamento.feito"}}, http.StatusOK, `Tipo de evento desconhecido "pagamento.feito"`)
+	check("url with credentials", "/dashboard/test/webhooks", url.Values{"url": {"https://a:b@example.com"}, "enabled_events": {"*"}}, http.StatusBadRequest, "usuário nem senha")
+	check("url with fragment", "/dashboard/test/webhooks", url.Values{"url": {"https://example.com/#x"}, "enabled_events": {"*"}}, http.StatusBadRequest, "fragmento")
+	check("live http url", "/dashboard/live/webhooks", url.Values{"url": {"http://example.com/h"}, "enabled_events": {"*"}}, http.StatusBadRequest, "devem usar https://")
+	check("live loopback url", "/dashboard/live/webhooks", url.Values{"url": {"https://localhost/h"}, "enabled_events": {"*"}}, http.StatusBadRequest, "loopback")
+	body = check("unknown event", "/dashboard/test/webhooks", url.Values{"url": {"https://example.com/h"}, "enabled_events": {"pagamento.feito"}}, http.StatusBadRequest, `Tipo de evento desconhecido "pagamento.feito"`)
 	is.Equal(inputValue(body, "enabled_events"), "pagamento.feito")
-	check("no events", "/dashboard/test/webhooks", url.Values{"url": {"https://example.com/h"}, "enabled_events": {" , "}}, http.StatusOK, "ao menos um tipo de evento")
-	check("star and more", "/dashboard/test/webhooks", url.Values{"url": {"https://example.com/h"}, "enabled_events": {"*, customer.created"}}, http.StatusOK, "use * sozinho")
-	check("long description", "/dashboard/test/webhooks", url.Values{"url": {"https://example.com/h"}, "enabled_events": {"*"}, "description": {strings.Repeat("d", 5001)}}, http.StatusOK, "no máximo 5000 caracteres")
-	check("missing url", "/dashboard/test/webhooks", url.Values{"url": {""}, "enabled_events": {"*"}}, http.StatusOK, "Falta o campo obrigatório url")
+	check("no events", "/dashboard/test/webhooks", url.Values{"url": {"https://example.com/h"}, "enabled_events": {" , "}}, http.StatusBadRequest, "ao menos um tipo de evento")
+	check("star and more", "/dashboard/test/webhooks", url.Values{"url": {"https://example.com/h"}, "enabled_events": {"*, customer.created"}}, http.StatusBadRequest, "use * sozinho")
+	check("long description", "/dashboard/test/webhooks", url.Values{"url": {"https://example.com/h"}, "enabled_events": {"*"}, "description": {strings.Repeat("d", 5001)}}, http.StatusBadRequest, "no máximo 5000 caracteres")
+	check("missing url", "/dashboard/test/webhooks", url.Values{"url": {""}, "enabled_events": {"*"}}, http.StatusBadRequest, "Falta o campo obrigatório url")
 
 	// An event resent when no endpoint subscribes to it.
 	e.createCustomer(e.Test)
@@ -80,68 +80,68 @@ func TestDashboardErrorsInPortuguese(t *testing.T) {
 	for _, ev := range e.Do("GET", "/v1/events", e.Test, nil).Data() {
 		evID = ev["id"].(string)
 	}
-	check("resend without endpoint", "/dashboard/test/events/"+evID+"/resend", nil, http.StatusOK, "Nenhum endpoint de webhook ativo deste ambiente assina customer.created")
+	check("resend without endpoint", "/dashboard/test/events/"+evID+"/resend", nil, http.StatusConflict, "Nenhum endpoint de webhook ativo deste ambiente assina customer.created")
 	epID, _ := e.createEndpoint(e.Test, "https://example.com/hooks", "invoice.*")
-	check("resend unknown event", "/dashboard/test/webhooks/"+epID+"/resend", url.Values{"event": {"evt_nope"}}, http.StatusOK, "Não existe evento com o id 'evt_nope'")
-	check("resend unsubscribed", "/dashboard/test/webhooks/"+epID+"/resend", url.Values{"event": {evID}}, http.StatusOK, "não assina customer.created")
+	check("resend unknown event", "/dashboard/test/webhooks/"+epID+"/resend", url.Values{"event": {"evt_nope"}}, http.StatusNotFound, "Não existe evento com o id 'evt_nope'")
+	check("resend unsubscribed", "/dashboard/test/webhooks/"+epID+"/resend", url.Values{"event": {evID}}, http.StatusBadRequest, "não assina customer.created")
 	owner.post("/dashboard/test/webhooks/"+epID+"/disable", nil)
-	check("resend to disabled", "/dashboard/test/webhooks/"+epID+"/resend", url.Values{"event": {evID}}, http.StatusOK, "está desativado")
+	check("resend to disabled", "/dashboard/test/webhooks/"+epID+"/resend", url.Values{"event": {evID}}, http.StatusConflict, "está desativado")
 
 	// API keys: the form's own checks and the operation's.
-	body = check("no scope", "/dashboard/test/api-keys", url.Values{"name": {"Loja"}, "environment": {"live"}, "expires_at": {"2031-05-01T10:00"}}, http.StatusOK, "Escolha ao menos um escopo")
+	body = check("no scope", "/dashboard/test/api-keys", url.Values{"name": {"Loja"}, "environment": {"live"}, "expires_at": {"2031-05-01T10:00"}}, http.StatusBadRequest, "Escolha ao menos um escopo")
 	is.Equal(inputValue(body, "name"), "Loja")
 	is.Equal(inputValue(body, "expires_at"), "2031-05-01T10:00")
 	is.True(regexp.MustCompile(`<option value="live" selected`).MatchString(body))  // the environment chosen stays
 	is.True(!regexp.MustCompile(`name="scope_read"[^>]*checked`).MatchString(body)) // and the unchecked scopes stay unchecked
-	check("admin scope", "/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_admin": {"admin"}, "environment": {"test"}}, http.StatusOK, "Chaves admin não são oferecidas")
-	check("bad environment", "/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_read": {"read"}, "environment": {"prod"}}, http.StatusOK, "O ambiente deve ser test ou live")
-	check("bad expiry", "/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_read": {"read"}, "environment": {"test"}, "expires_at": {"amanhã"}}, http.StatusOK, "A expiração deve ser uma data e hora")
-	check("past expiry", "/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_read": {"read"}, "environment": {"test"}, "expires_at": {"2001-01-01T00:00"}}, http.StatusOK, "deve estar no futuro")
-	check("platform key", "/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_platform_admin": {"platform_admin"}, "environment": {"test"}}, http.StatusOK, "não é uma plataforma")
-	check("long name", "/dashboard/test/api-keys", url.Values{"name": {strings.Repeat("n", 201)}, "scope_read": {"read"}, "environment": {"test"}}, http.StatusOK, "O nome deve ter no máximo 200 caracteres")
+	check("admin scope", "/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_admin": {"admin"}, "environment": {"test"}}, http.StatusBadRequest, "Chaves admin não são oferecidas")
+	check("bad environment", "/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_read": {"read"}, "environment": {"prod"}}, http.StatusBadRequest, "O ambiente deve ser test ou live")
+	check("bad expiry", "/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_read": {"read"}, "environment": {"test"}, "expires_at": {"amanhã"}}, http.StatusBadRequest, "A expiração deve ser uma data e hora")
+	check("past expiry", "/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_read": {"read"}, "environment": {"test"}, "expires_at": {"2001-01-01T00:00"}}, http.StatusBadRequest, "deve estar no futuro")
+	check("platform key", "/dashboard/test/api-keys", url.Values{"name": {"x"}, "scope_platform_admin": {"platform_admin"}, "environment": {"test"}}, http.StatusBadRequest, "não é uma plataforma")
+	check("long name", "/dashboard/test/api-keys", url.Values{"name": {strings.Repeat("n", 201)}, "scope_read": {"read"}, "environment": {"test"}}, http.StatusBadRequest, "O nome deve ter no máximo 200 caracteres")
 	st, body, _ := owner.post("/dashboard/test/api-keys", url.Values{"name": {"Loja"}, "scope_read": {"read"}, "environment": {"test"}})
 	is.Equal(st, http.StatusOK)
 	is.Equal(inputValue(body, "name"), "") // after a success the form is empty again
 	keyID := regexp.MustCompile(`/api-keys/(key_[A-Za-z0-9]+)/revoke`).FindStringSubmatch(body)[1]
-	body = check("long reason", "/dashboard/test/api-keys/"+keyID+"/revoke", url.Values{"reason": {strings.Repeat("r", 501)}}, http.StatusOK, "O motivo deve ter no máximo 500 caracteres")
+	body = check("long reason", "/dashboard/test/api-keys/"+keyID+"/revoke", url.Values{"reason": {strings.Repeat("r", 501)}}, http.StatusBadRequest, "O motivo deve ter no máximo 500 caracteres")
 	is.Equal(inputValue(body, "reason"), strings.Repeat("r", 501))
 	owner.post("/dashboard/test/api-keys/"+keyID+"/revoke", url.Values{"reason": {"vazou"}})
-	check("revoked twice", "/dashboard/test/api-keys/"+keyID+"/revoke", url.Values{"reason": {"de novo"}}, http.StatusOK, "já foi revogada")
+	check("revoked twice", "/dashboard/test/api-keys/"+keyID+"/revoke", url.Values{"reason": {"de novo"}}, http.StatusConflict, "já foi revogada")
 
 	// Settings: time zone and branding (the organization's operation).
 	body = check("bad time zone", "/dashboard/test/settings", url.Values{"timezone": {"America/Recife_Nova"}, "display_name": {"Loja da Ana"}, "primary_color": {"#0A7C55"}},
-		http.StatusOK, `"America/Recife_Nova" não existe`)
+		http.StatusBadRequest, `"America/Recife_Nova" não existe`)
 	is.True(strings.HasPrefix(dashError(body), "“Fuso horário (apenas exibição)” deve ser")) // named as the form names it
 	is.Equal(inputValue(body, "timezone"), "America/Recife_Nova")
 	is.Equal(inputValue(body, "display_name"), "Loja da Ana")
 	is.Equal(inputValue(body, "primary_color"), "#0A7C55")
-	body = check("bad colour", "/dashboard/test/settings", url.Values{"timezone": {"America/Sao_Paulo"}, "primary_color": {"verde"}}, http.StatusOK, "deve ser uma cor hexadecimal")
+	body = check("bad colour", "/dashboard/test/settings", url.Values{"timezone": {"America/Sao_Paulo"}, "primary_color": {"verde"}}, http.StatusBadRequest, "deve ser uma cor hexadecimal")
 	is.Equal(inputValue(body, "primary_color"), "verde")
-	check("http logo", "/dashboard/test/settings", url.Values{"timezone": {"America/Sao_Paulo"}, "logo_url": {"http://example.com/logo.png"}}, http.StatusOK, "deve ser uma URL https://")
-	check("long display name", "/dashboard/test/settings", url.Values{"timezone": {"America/Sao_Paulo"}, "display_name": {strings.Repeat("x", 101)}}, http.StatusOK, "no máximo 100 caracteres")
+	check("http logo", "/dashboard/test/settings", url.Values{"timezone": {"America/Sao_Paulo"}, "logo_url": {"http://example.com/logo.png"}}, http.StatusBadRequest, "deve ser uma URL https://")
+	check("long display name", "/dashboard/test/settings", url.Values{"timezone": {"America/Sao_Paulo"}, "display_name": {strings.Repeat("x", 101)}}, http.StatusBadRequest, "no máximo 100 caracteres")
 
 	// People.
-	body = check("bad e-mail", "/dashboard/test/settings/people", url.Values{"email": {"ana arroba example"}, "role": {"admin"}}, http.StatusOK, "O e-mail deve ser um endereço")
+	body = check("bad e-mail", "/dashboard/test/settings/people", url.Values{"email": {"ana arroba example"}, "role": {"admin"}}, http.StatusBadRequest, "O e-mail deve ser um endereço")
 	is.Equal(inputValue(body, "email"), "ana arroba example")
 	is.True(regexp.MustCompile(`<option value="admin" selected`).MatchString(body))
-	check("bad role", "/dashboard/test/settings/people", url.Values{"email": {"ana@example.com"}, "role": {"chefe"}}, http.StatusOK, "O papel deve ser")
-	check("no e-mail", "/dashboard/test/settings/people", url.Values{"email": {""}, "role": {"admin"}}, http.StatusOK, "Falta o campo obrigatório email")
-	check("twice", "/dashboard/test/settings/people", url.Values{"email": {"dona@example.com"}, "role": {"admin"}}, http.StatusOK, "já pertence à organização")
+	check("bad role", "/dashboard/test/settings/people", url.Values{"email": {"ana@example.com"}, "role": {"chefe"}}, http.StatusBadRequest, "O papel deve ser")
+	check("no e-mail", "/dashboard/test/settings/people", url.Values{"email": {""}, "role": {"admin"}}, http.StatusBadRequest, "Falta o campo obrigatório email")
+	check("twice", "/dashboard/test/settings/people", url.Values{"email": {"dona@example.com"}, "role": {"admin"}}, http.StatusConflict, "já pertence à organização")
 	users := e.usersOf(e.Org.ID)
 	check("last owner", "/dashboard/test/settings/people/"+users["dona@example.com"]+"/remove", nil, http.StatusConflict, "ao menos um proprietário")
 
 	// The sandbox clock.
-	body = check("bad advance", "/dashboard/test/settings/clock", url.Values{"advance": {"amanhã"}}, http.StatusOK, "O avanço deve ser uma duração")
+	body = check("bad advance", "/dashboard/test/settings/clock", url.Values{"advance": {"amanhã"}}, http.StatusBadRequest, "O avanço deve ser uma duração")
 	is.Equal(inputValue(body, "advance"), "amanhã")
-	check("clock in live", "/dashboard/live/settings/clock", url.Values{"advance": {"1h"}}, http.StatusOK, "A viagem no tempo está desativada")
+	check("clock in live", "/dashboard/live/settings/clock", url.Values{"advance": {"1h"}}, http.StatusBadRequest, "A viagem no tempo está desativada")
 
 	// The account page.
-	check("short password", "/dashboard/account", url.Values{"action": {"password"}, "password": {"curta"}}, http.StatusOK, "A senha deve ter ao menos 10 caracteres")
-	check("bad language", "/dashboard/account", url.Values{"action": {"language"}, "language": {"fr"}}, http.StatusOK, "O idioma deve ser pt-BR ou en")
-	check("code before set-up", "/dashboard/account", url.Values{"action": {"totp-enable"}, "code": {"123456"}}, http.StatusOK, "Comece a configuração antes")
-	check("unknown action", "/dashboard/account", url.Values{"action": {"voar"}}, http.StatusOK, "Ação desconhecida")
+	check("short password", "/dashboard/account", url.Values{"action": {"password"}, "password": {"curta"}}, http.StatusBadRequest, "A senha deve ter ao menos 10 caracteres")
+	check("bad language", "/dashboard/account", url.Values{"action": {"language"}, "language": {"fr"}}, http.StatusBadRequest, "O idioma deve ser pt-BR ou en")
+	check("code before set-up", "/dashboard/account", url.Values{"action": {"totp-enable"}, "code": {"123456"}}, http.StatusBadRequest, "Comece a configuração antes")
+	check("unknown action", "/dashboard/account", url.Values{"action": {"voar"}}, http.StatusBadRequest, "Ação desconhecida")
 	owner.post("/dashboard/account", url.Values{"action": {"totp-start"}})
-	check("wrong code", "/dashboard/account", url.Values{"action": {"totp-enable"}, "code": {"000000"}}, http.StatusOK, "O código está incorreto")
+	check("wrong code", "/dashboard/account", url.Values{"action": {"totp-enable"}, "code": {"000000"}}, http.StatusBadRequest, "O código está incorreto")
 
 	// The same failures in English for a person who chose English.
 	owner.post("/dashboard/account", url.Values{"action": {"language"}, "language": {"en"}})

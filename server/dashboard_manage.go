@@ -730,5 +730,9 @@ func (s *Server) dashAccount(q *dashReq) {
 		tf.Form = &pages.Form{Action: "/dashboard/account", TestID: "totp-start-form", Submit: q.T("Enable"), Inputs: []pages.Input{{Name: "action", Kind: "hidden", Value: "totp-start"}}}
 	}
 	p.Sections = append(p.Sections, tf)
-	s.renderDash(q.w, q.r, http.StatusOK, pages.DashPage(q.d, p))
+	status := http.StatusOK
+	if q.status != 0 {
+		status = q.status // a refused form (errText)
+	}
+	s.renderDash(q.w, q.r, status, pages.DashPage(q.d, p))
 }

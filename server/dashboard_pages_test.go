@@ -32,7 +32,7 @@ func TestDashboardWebhooksCreateAndResend(t *testing.T) {
 
 	// Same validation as the API: a bad URL is refused with its message, nothing created.
 	st, body, _ := dev.post("/dashboard/test/webhooks", url.Values{"url": {"ftp://example.com"}, "enabled_events": {"*"}})
-	is.Equal(st, http.StatusOK)
+	is.Equal(st, http.StatusBadRequest) // refused, as the API refuses it
 	is.True(strings.Contains(body, `class="error"`))
 	is.Equal(len(e.Do("GET", "/v1/webhook-endpoints", e.Test, nil).Data()), 0)
 

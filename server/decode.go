@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"troco/server/domain"
 )
@@ -82,6 +83,14 @@ func decodeJSON(body []byte, dst any) error {
 			}
 		}
 		return decodeError(err)
+	}
+	if mayFoldKeys(trimmed) {
+		// encoding/json matches field names case-insensitively ("Amount" fills amount); the
+		// API's parameter names are exact, so a key that only folds to one is unknown.
+		w := paramWalker{data: body}
+		if e := w.exactKeys(reflect.TypeOf(dst), ""); e != nil {
+			return e
+		}
 	}
 	if dec.More() {
 		return domain.Invalid("", "The request body must contain a single JSON object.")
@@ -174,10 +183,22 @@ func locateParamError(body []byte, t reflect.Type) error {
 // paramWalker reads a body the decoder has already checked for syntax (a decode fails on syntax
 // before it fills any field), so it can scan bytes; a byte out of place ends the walk with nil.
 type paramWalker struct {
-	data   []byte
-	pos    int
-	bad    bool                                     // the body is not what the decoder accepted: stop
-	fields map[reflect.Type]map[string]reflect.Type // jsonFields, once per struct type
+	data []byte
+	pos  int
+	bad  bool // the body is not what the decoder accepted: stop
+}
+
+// fieldCache holds jsonFields per struct type (types are few and fixed).
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+// structFields is jsonFields(t), computed once per type.
+func structFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	f := jsonFields(t)
+	fieldCache.Store(t, f)
+	return f
 }
 
 var (
@@ -212,13 +233,7 @@ func (w *paramWalker) value(t reflect.Type, path string) *domain.Error {
 		}
 		var fields map[string]reflect.Type
 		if t.Kind() == reflect.Struct {
-			if fields = w.fields[t]; fields == nil {
-				fields = jsonFields(t)
-				if w.fields == nil {
-					w.fields = map[reflect.Type]map[string]reflect.Type{}
-				}
-				w.fields[t] = fields
-			}
+			fields = structFields(t)
 		}
 		w.pos++
 		for w.next('}') {
@@ -458,18 +473,93 @@ func typeError(param string, t reflect.Type) *domain.Error {
 	return domain.Invalid(param, "Invalid type for %s: expected %s.", orBody(param), name)
 }
 
-// fieldType finds a struct field by JSON key the way encoding/json does: the exact name, else a
-// case-insensitive match.
+// fieldType finds a struct field by its exact JSON key. encoding/json would also take a key
+// that matches a name case-insensitively; the API does not (decodeJSON refuses such a key).
 func fieldType(fields map[string]reflect.Type, k string) (reflect.Type, bool) {
-	if ft, ok := fields[k]; ok {
-		return ft, true
-	}
-	for name, ft := range fields {
-		if strings.EqualFold(name, k) {
-			return ft, true
+	ft, ok := fields[k]
+	return ft, ok
+}
+
+// mayFoldKeys reports whether an object key of body (a string followed by a colon) has a byte
+// that lets it match a parameter name only case-insensitively: an ASCII capital, a backslash
+// escape, or any non-ASCII byte (encoding/json also folds the Kelvin sign to k and the long s to
+// s). Parameter names are lower-case ASCII, so when no key has one, decodeJSON skips exactKeys;
+// capitals in values ("Pedido 12") do not count. One pass, no allocation; body is valid JSON.
+func mayFoldKeys(body []byte) bool {
+	for i := 0; i < len(body); i++ {
+		if body[i] != '"' {
+			continue
+		}
+		odd := false
+		j := i + 1
+		for ; j < len(body) && body[j] != '"'; j++ {
+			c := body[j]
+			if c == '\\' {
+				odd = true
+				j++ // the escaped byte, a quote included
+				continue
+			}
+			if c >= 'A' && c <= 'Z' || c >= 0x80 {
+				odd = true
+			}
+		}
+		i = j // the closing quote
+		if !odd {
+			continue
+		}
+		k := j + 1
+		for k < len(body) && (body[k] == ' ' || body[k] == '\t' || body[k] == '\n' || body[k] == '\r') {
+			k++
+		}
+		if k < len(body) && body[k] == ':' {
+			return true
 		}
 	}
-	return nil, false
+	return false
+}
+
+// exactKeys walks a body that has decoded into t and refuses the first object key at a struct
+// position that is not exactly one of the struct's JSON names (a key encoding/json matched
+// case-insensitively). Map keys (metadata) are data and kept as sent. Values of other types,
+// custom-decoded ones included, are skipped, except structs sent as objects (the card's fields).
+func (w *paramWalker) exactKeys(t reflect.Type, path string) *domain.Error {
+	t = decodeTarget(t)
+	w.space()
+	if w.bad || w.pos >= len(w.data) {
+		w.bad = true
+		return nil
+	}
+	switch c := w.data[w.pos]; {
+	case c == '{' && (t.Kind() == reflect.Struct || t.Kind() == reflect.Map && t.Key().Kind() == reflect.String):
+		var fields map[string]reflect.Type
+		if t.Kind() == reflect.Struct {
+			fields = structFields(t)
+		}
+		w.pos++
+		for w.next('}') {
+			k := w.key()
+			p := joinParam(path, k)
+			var ft reflect.Type
+			if fields == nil {
+				ft = t.Elem()
+			} else if ft = fields[k]; ft == nil {
+				return domain.Invalid(p, "Received unknown parameter: %s.", p)
+			}
+			if e := w.exactKeys(ft, p); e != nil {
+				return e
+			}
+		}
+	case c == '[' && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() != reflect.Uint8:
+		w.pos++
+		for i := 0; w.next(']'); i++ {
+			if e := w.exactKeys(t.Elem(), path+"["+itoa(int64(i))+"]"); e != nil {
+				return e
+			}
+		}
+	default:
+		w.skip()
+	}
+	return nil
 }
 
 // jsonFields maps the JSON names of a struct's exported fields (embedded ones included) to types.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"troco/server/billing"
 	"troco/server/checkout"
 	"troco/server/core"
 	"troco/server/domain"
@@ -101,4 +102,53 @@ func TestDecodeNamesFullParamPaths(t *testing.T) {
 	is.Equal(len(p.LineItems), 1)
 	is.Equal(*p.LineItems[0].Quantity, int64(2)) // the valid body's values are decoded
 	is.Equal(p.LineItems[0].Price, "price_x")
+}
+
+// TestDecodeKeysAreExact: encoding/json would fill amount from "Amount" (or from "amount" spelt
+// with the long s, which folds to s); the API's parameter names are exact, so such a key is an
+// unknown parameter, at any depth and inside the card object. Metadata keys are data: kept as sent.
+func TestDecodeKeysAreExact(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		dst        any
+		param      string // "" means the body decodes
+	}{
+		{"capitalised top-level", `{"Email":"a@b.co"}`, &core.CustomerParams{}, "Email"},
+		{"upper case top-level", `{"amount":100,"CURRENCY":"brl"}`, &payments.IntentParams{}, "CURRENCY"},
+		{"nested", `{"address":{"Line1":"x"}}`, &core.CustomerParams{}, "address[Line1]"},
+		{"nested twice", `{"product":"prod_1","unit_amount":1,"recurring":{"Interval":"month"}}`, &core.PriceParams{}, "recurring[Interval]"},
+		{"inside the card", `{"payment_method_type":"credit_card","card":{"number":"4111111111111111","Cvc":"123"}}`, &payments.ConfirmParams{}, "card[Cvc]"},
+		{"in an array", `{"items":[{"price":"price_1"},{"Price":"price_2"}]}`, &billing.CreateParams{}, "items[1][Price]"},
+		{"long s folds to s", "{\"amount\":100,\"currency\":\"brl\",\"de\u017fcription\":\"x\"}", &payments.IntentParams{}, "de\u017fcription"},
+		{"metadata keys are data", `{"amount":100,"currency":"brl","metadata":{"OrderID":"A1"}}`, &payments.IntentParams{}, ""},
+		{"capitals in values only", `{"name":"ACME Ltda","email":"A@B.CO"}`, &core.CustomerParams{}, ""},
+		{"capital sent as an escape", `{"\u0041mount":100,"currency":"brl"}`, &payments.IntentParams{}, "Amount"},
+		{"escaped lower-case key", `{"\u0065mail":"a@b.co","name":"Zé"}`, &core.CustomerParams{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			err := decodeJSON([]byte(tc.body), tc.dst)
+			if tc.param == "" {
+				is.NoErr(err)
+				return
+			}
+			e, ok := domain.AsError(err)
+			is.True(ok)                 // a typed API error
+			is.Equal(e.Status, 400)     // an unknown parameter
+			is.Equal(e.Param, tc.param) // named as sent
+			is.Equal(e.Message, "Received unknown parameter: "+tc.param+".")
+		})
+	}
+}
+
+// TestMayFoldKeys: the walk of TestDecodeKeysAreExact runs only for a body with a key that has a
+// capital, an escape or a non-ASCII byte; capitals in values alone do not start it.
+func TestMayFoldKeys(t *testing.T) {
+	is := is.New(t)
+	is.True(!mayFoldKeys([]byte(`{"amount":100,"description":"Pedido ÁB \"X\": Y","metadata":{"order_id":"A:B"}}`)))
+	is.True(mayFoldKeys([]byte(`{"amount":100,"metadata":{"OrderID":"1"}}`)))
+	is.True(mayFoldKeys([]byte(`{"Amount" : 100}`)))
+	is.True(mayFoldKeys([]byte(`{"\u0061mount":100}`)))
+	is.True(mayFoldKeys([]byte(`{"deſcription":"x"}`)))
+	is.True(!mayFoldKeys([]byte(`["A","B"]`)))
 }

@@ -116,3 +116,27 @@ func TestQueryParameterWhereNoneIsTaken(t *testing.T) {
 	is.Equal(r.ErrParam(), "expand")
 	is.Equal(r.ErrMessage(), "Received unknown parameter: expand. This request takes no query parameters.")
 }
+
+// TestURLTextIsValidUTF8: an id or a query value that is not valid UTF-8 once %-decoded is a 400
+// naming it, as in a JSON body, not a 404 or an empty list for a value repaired with U+FFFD.
+func TestURLTextIsValidUTF8(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, tc := range []struct{ path, param, msg string }{
+		{"/v1/customers/cus_%FF", "id", "The id in the URL is not valid UTF-8."},
+		{"/v1/customers?email=a%FF@example.com", "email", "The query parameter email is not valid UTF-8."},
+		{"/v1/events?type=%C3%28", "type", "The query parameter type is not valid UTF-8."},
+		{"/v1/customers?%FF=1", "", "The query string has a parameter name that is not valid UTF-8."},
+		{"/api/v1/customers/cus_%C3", "id", "The id in the URL is not valid UTF-8."},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			is := is.New(t)
+			r := e.Do("GET", tc.path, e.Test, nil)
+			is.Equal(r.Status, 400)          // refused, not looked up
+			is.Equal(r.ErrParam(), tc.param) // naming what was not UTF-8
+			is.Equal(r.ErrMessage(), tc.msg) // and saying so
+		})
+	}
+	r := e.Do("GET", "/v1/customers?email=jos%C3%A9@example.com", e.Test, nil)
+	is.Equal(r.Status, 200) // valid UTF-8 (é) passes
+}

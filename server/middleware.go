@@ -11,6 +11,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/julienschmidt/httprouter"
 
 	"troco/server/domain"
 )
@@ -111,6 +114,15 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			s.writeError(sw, r, e)
 			return
 		}
+		if fix, _ := r.Context().Value(ctxURLRepaired).(*urlRepair); fix != nil && fix.query {
+			// A name or value that was not UTF-8 (?email=a%FF), refused as in a JSON body.
+			e := domain.Invalid(fix.key, "The query parameter %s is not valid UTF-8.", fix.key)
+			if fix.nameBad {
+				e = domain.Invalid("", "The query string has a parameter name that is not valid UTF-8.")
+			}
+			s.writeError(sw, r, e)
+			return
+		}
 		next.ServeHTTP(sw, r)
 		if sw.drain != nil {
 			drainRefusedBody(sw)
@@ -145,6 +157,23 @@ func (s *Server) api(need string, h http.Handler) http.Handler {
 			}
 			withIdem.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAuth, info)))
 		}))
+	})
+}
+
+// checkPathText refuses a path parameter (the id in /v1/customers/:id) that was not valid UTF-8
+// once %-decoded (validURLText replaced its bytes): 400 naming it, rather than a 404 for an id
+// shown with U+FFFD in place of what was sent.
+func (s *Server) checkPathText(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fix, _ := r.Context().Value(ctxURLRepaired).(*urlRepair); fix != nil && fix.path {
+			for _, p := range httprouter.ParamsFromContext(r.Context()) {
+				if strings.ContainsRune(p.Value, utf8.RuneError) {
+					s.writeError(w, r, domain.Invalid(p.Key, "The %s in the URL is not valid UTF-8.", p.Key))
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -269,3 +269,132 @@ var storageBefore = map[string][2]int64{
 	"sqlite_autoindex_payment_methods_1": {41, 39}, "idempotency_keys_created": {0, 29}, "request_logs_created": {29, 27},
 	"email_outbox_due": {23, 23},
 }
+
+// BenchmarkPaymentSQLFloor is the serial floor of a payment: the SQL alone. It makes
+// TROCO_FLOOR_PAYMENTS (default 1000) payments through the whole handler stack from 32
+// concurrent callers, as BenchmarkPayment and BenchmarkPaymentOneRequest do, recording every
+// statement the single writer runs (SQL and bound arguments, request-log rows included), then
+// replays exactly those statements, in the same order, on a copy of the database file as it was
+// before the payments (opened by db.Open: troco's schema and pragmas, synchronous=NORMAL on the
+// connection as on the writer's when the WAL's fsync runs off it), through statements prepared
+// once, TROCO_FLOOR_BATCH (default 17) write operations per BEGIN IMMEDIATE … COMMIT. No Go
+// domain logic, no JSON, no HTTP: what is left is SQLite executing the rows and index entries.
+//
+//	go test ./server -run '^$' -bench '^BenchmarkPaymentSQLFloor$' -benchtime 3x -count 3
+//
+// One op is a replay of all the recorded payments; the figures are per payment:
+//   - sql-µs/pay: the replay's wall time (a single goroutine, so its CPU time too);
+//   - commit-µs/pay: of which in COMMIT (WAL writes, and a checkpoint every ~1000 WAL pages; as
+//     on the writer, another goroutine fsyncs the WAL after each commit);
+//   - sql-cpu-µs/pay: the replay's CPU time (of its thread; steadier on a shared machine:
+//     waiting for a CPU or the disk is not counted);
+//   - stmts/pay: statements run (BEGIN/COMMIT shares included);
+//   - ops/pay: write operations (Write calls) per payment;
+//   - real-writer-µs/pay, real-ops/commit: what the real writer spent per payment while
+//     recording (the recorder's own cost included) and its operations per commit.
+//
+// Sub-benchmarks: two-requests (create, then confirm) and one-request (create with confirm:
+// true); savepoints keeps each operation's SAVEPOINT w … RELEASE w, as the writer runs it,
+// no-savepoints drops them; driver runs the driver's statements directly, database-sql through
+// database/sql's *sql.Stmt as the writer does (the difference is database/sql's cost).
+// TROCO_FLOOR_PROFILE=1 also logs, per statement, its count and time per payment and the
+// B-tree entries it writes.
+func BenchmarkPaymentSQLFloor(b *testing.B) {
+	n := envInt("TROCO_FLOOR_PAYMENTS", 1000)
+	batch := envInt("TROCO_FLOOR_BATCH", 17)
+	for _, kind := range []struct {
+		name string
+		pay  func(e *benchEnv) func() error
+	}{
+		{"two-requests", twoRequestPayment},
+		{"one-request", oneRequestPayment},
+	} {
+		e := newBenchEnv(b)
+		rec := recordPayments(b, e, 200, n, kind.pay(e))
+		dir := b.TempDir()
+		if os.Getenv("TROCO_FLOOR_PROFILE") == "1" {
+			logFloorProfile(b, kind.name, rec, dir, batch)
+		}
+		for _, v := range []struct {
+			name string
+			o    replayOptions
+		}{
+			{"savepoints/driver", replayOptions{batch: batch, savepoints: true}},
+			{"no-savepoints/driver", replayOptions{batch: batch}},
+			{"savepoints/database-sql", replayOptions{batch: batch, savepoints: true, databaseSQL: true}},
+			{"no-savepoints/database-sql", replayOptions{batch: batch, databaseSQL: true}},
+		} {
+			b.Run(kind.name+"/"+v.name, func(b *testing.B) {
+				var sum replayResult
+				for range b.N {
+					b.StopTimer()
+					f, err := openFloorDB(rec, dir)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					res, err := replay(f, rec, v.o)
+					b.StopTimer()
+					f.close()
+					if err != nil {
+						b.Fatal(err)
+					}
+					sum.total += res.total
+					sum.commit += res.commit
+					sum.totalCPU += res.totalCPU
+					sum.stmts += res.stmts
+					b.StartTimer()
+				}
+				pays := float64(b.N * rec.payments)
+				b.ReportMetric(float64(sum.total.Nanoseconds())/pays/1e3, "sql-µs/pay")
+				b.ReportMetric(float64(sum.commit.Nanoseconds())/pays/1e3, "commit-µs/pay")
+				b.ReportMetric(float64(sum.totalCPU.Nanoseconds())/pays/1e3, "sql-cpu-µs/pay")
+				b.ReportMetric(float64(sum.stmts)/pays, "stmts/pay")
+				b.ReportMetric(float64(len(rec.ops))/float64(rec.payments), "ops/pay")
+				b.ReportMetric(float64(rec.writer.Busy.Nanoseconds())/float64(rec.payments)/1e3, "real-writer-µs/pay")
+				b.ReportMetric(float64(rec.writer.Txs)/float64(max(1, rec.writer.Batches)), "real-ops/commit")
+			})
+		}
+	}
+}
+
+// logFloorProfile replays rec once with each statement timed and logs, per statement text, how
+// many run per payment, their time per payment and the B-tree entries each writes.
+func logFloorProfile(b *testing.B, name string, rec *floorRecording, dir string, batch int) {
+	f, err := openFloorDB(rec, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.close()
+	prof := map[string]*stmtProfile{}
+	res, err := replay(f, rec, replayOptions{batch: batch, savepoints: true, profile: prof})
+	if err != nil {
+		b.Fatal(err)
+	}
+	queries := make([]string, 0, len(prof))
+	for q := range prof {
+		queries = append(queries, q)
+	}
+	sort.Slice(queries, func(i, j int) bool { return prof[queries[i]].d > prof[queries[j]].d })
+	per := float64(rec.payments)
+	w := rec.writer
+	fmt.Printf("%s: %d payments, %d write operations in %d batches; the real writer: %.1f µs/payment busy, %.1f in COMMIT (recorder included)\n",
+		name, rec.payments, len(rec.ops), rec.batches, float64(w.Busy.Nanoseconds())/per/1e3, float64(w.Commit.Nanoseconds())/per/1e3)
+	fmt.Printf("replay, batches of %d, each statement timed: %.1f µs/payment, COMMIT %.1f µs\n", batch, float64(res.total.Nanoseconds())/per/1e3, float64(res.commit.Nanoseconds())/per/1e3)
+	fmt.Printf("%8s %8s  %-60s %s\n", "n/pay", "µs/pay", "statement", "B-tree entries written")
+	for _, q := range queries {
+		p := prof[q]
+		short := strings.Join(strings.Fields(q), " ")
+		if len(short) > 60 {
+			short = short[:57] + "..."
+		}
+		fmt.Printf("%8.2f %8.1f  %-60s %s\n", float64(p.n)/per, float64(p.d.Nanoseconds())/per/1e3, short, statementTrees(f, q))
+	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

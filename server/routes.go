@@ -27,6 +27,7 @@ func (s *Server) routes() http.Handler {
 		if method == http.MethodDelete {
 			h = s.rejectBody(h)
 		}
+		h = s.checkPathText(h)
 		r.Handler(method, path, s.api(need, h))
 	}
 
@@ -251,6 +252,7 @@ func (s *Server) routes() http.Handler {
 		if method == http.MethodDelete {
 			h = s.rejectBody(h)
 		}
+		h = s.checkPathText(h)
 		r.Handler(method, path, s.core(need, h))
 		s.apiV1Ops = append(s.apiV1Ops, apiV1Op{method: method, path: path, filters: filters, need: need})
 	})
@@ -260,6 +262,7 @@ func (s *Server) routes() http.Handler {
 		if takesNoQuery(method, path) || path == portalPrefix+"/customer" {
 			h = s.rejectQuery(h)
 		}
+		h = s.checkPathText(h)
 		r.Handler(method, path, s.customerPortal(h))
 		s.apiV1Ops = append(s.apiV1Ops, apiV1Op{method: method, path: path, filters: filters, need: needCustomer})
 	})

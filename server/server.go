@@ -214,43 +214,75 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.BaseURL == "" && s.learned.Load() == nil {
 		s.learnOrigin(r)
 	}
-	validURLText(r)
+	if fix := validURLText(r); fix != nil {
+		r = r.WithContext(context.WithValue(r.Context(), ctxURLRepaired, fix))
+	}
 	s.handler.ServeHTTP(w, r)
 }
 
+// urlRepair records what validURLText replaced: the path, and the first query parameter whose
+// name (nameBad) or value was not UTF-8.
+type urlRepair struct {
+	path    bool
+	query   bool
+	key     string // the parameter's name, repaired
+	nameBad bool
+}
+
 // validURLText replaces, in a request's path and query values, bytes that are not UTF-8 (sent
-// percent-encoded: /v1/customers/cus_%ff) with U+FFFD, as the decoder of a JSON body does: an id
-// or a filter no object can have then finds nothing (404, an empty list) on every engine, where
-// PostgreSQL refused the query (a 500), and the request log can store the path.
-func validURLText(r *http.Request) {
+// percent-encoded: /v1/customers/cus_%ff) with U+FFFD, so that no handler, query or log line
+// sees them (PostgreSQL refuses such text, and the request log stores the path). The request is
+// then refused, as a JSON body with such text is: a 400 naming the parameter (checkQuery's caller
+// for the query, checkPathText for an id), never a lookup of a value the client did not send.
+func validURLText(r *http.Request) *urlRepair {
+	var fix *urlRepair
 	if !utf8.ValidString(r.URL.Path) {
 		r.URL.Path = strings.ToValidUTF8(r.URL.Path, "\uFFFD")
 		r.URL.RawPath = ""
+		fix = &urlRepair{path: true}
 	}
 	raw := r.URL.RawQuery
-	if strings.IndexByte(raw, '%') < 0 {
-		return
+	if strings.IndexByte(raw, '%') < 0 && utf8.ValidString(raw) {
+		return fix
 	}
 	if u, err := url.QueryUnescape(raw); err != nil || utf8.ValidString(u) {
-		return // valid, or malformed escapes the handlers already refuse or ignore
+		return fix // valid, or malformed escapes checkQuery refuses
+	}
+	if fix == nil {
+		fix = &urlRepair{}
 	}
 	parts := strings.Split(raw, "&")
 	for i, p := range parts {
 		k, v, hasV := strings.Cut(p, "=")
-		parts[i] = validQueryPart(k)
+		key, keyBad := validQueryPart(k)
+		parts[i] = key
 		if hasV {
-			parts[i] += "=" + validQueryPart(v)
+			val, valBad := validQueryPart(v)
+			parts[i] += "=" + val
+			if valBad && !fix.query {
+				fix.query, fix.key = true, unescaped(key)
+			}
+		}
+		if keyBad && !fix.query {
+			fix.query, fix.nameBad = true, true
 		}
 	}
 	r.URL.RawQuery = strings.Join(parts, "&")
+	return fix
 }
 
-func validQueryPart(raw string) string {
+// validQueryPart is raw with its %-decoded text made valid UTF-8, and whether it had to be.
+func validQueryPart(raw string) (string, bool) {
 	u, err := url.QueryUnescape(raw)
 	if err != nil || utf8.ValidString(u) {
-		return raw
+		return raw, false
 	}
-	return url.QueryEscape(strings.ToValidUTF8(u, "\uFFFD"))
+	return url.QueryEscape(strings.ToValidUTF8(u, "\uFFFD")), true
+}
+
+func unescaped(raw string) string {
+	u, _ := url.QueryUnescape(raw)
+	return u
 }
 
 // outsideBase is the public base URL links made outside a request use: --base-url, else the

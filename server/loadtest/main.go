@@ -6,6 +6,7 @@
 //
 //	go run ./server/loadtest -spawn -scenario create -runs 3
 //	go run ./server/loadtest -spawn -scenario sidebyside -runs 3   # troco and stripe-mock side by side
+//	go run ./server/loadtest -scenario floor -d 3s -runs 3          # the HTTPS floor: a trivial Go HTTPS server, no troco
 //	go run ./server/loadtest -url https://127.0.0.1:8443 -cacert troco-data/ca.pem -token ch_test_… -scenario retrieve
 package main
 
@@ -67,13 +68,16 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "-floor-server" { // the child of -scenario floor (floor.go); not in -h
+		return floorServerMain(args[1:])
+	}
 	var cfg config
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.StringVar(&cfg.url, "url", "", "server base URL, e.g. https://127.0.0.1:8443 (not with -spawn)")
 	fs.StringVar(&cfg.cacert, "cacert", "", "PEM CA certificate that signed the server certificate")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "skip certificate verification")
 	fs.StringVar(&cfg.token, "token", "", "ch_test_… API key with read and write scopes")
-	fs.StringVar(&cfg.scenario, "scenario", "create", "create | retrieve | mixed (10% create, 80% retrieve, 10% list) | payments (create + confirm a card payment intent) | payments-1 (a confirmed card payment in one request: create with confirm: true) | pi-create | pi-retrieve | startup (needs -spawn) | sidebyside (needs -spawn: troco and stripe-mock, see docs/PERFORMANCE.md)")
+	fs.StringVar(&cfg.scenario, "scenario", "create", "create | retrieve | mixed (10% create, 80% retrieve, 10% list) | payments (create + confirm a card payment intent) | payments-1 (a confirmed card payment in one request: create with confirm: true) | pi-create | pi-retrieve | startup (needs -spawn) | sidebyside (needs -spawn: troco and stripe-mock, see docs/PERFORMANCE.md) | floor (the HTTPS floor: this tool starts a trivial Go HTTPS server with troco's kind of certificate and TLS settings that reads a ~150-byte JSON POST and answers a fixed ~1.2 KB JSON, and reports what one request costs the server and this client; no troco involved)")
 	fs.IntVar(&cfg.conns, "c", 32, "concurrent connections (one worker each)")
 	fs.DurationVar(&cfg.duration, "d", 10*time.Second, "measured duration (after warm-up)")
 	fs.Int64Var(&cfg.iterations, "n", 0, "measure this many scenario iterations instead of -d")
@@ -104,7 +108,7 @@ func run(args []string) error {
 		return errors.New("-c and -runs must be at least 1")
 	}
 	switch cfg.scenario {
-	case "create", "retrieve", "mixed", "payments", "payments-1", "pi-create", "pi-retrieve":
+	case "create", "retrieve", "mixed", "payments", "payments-1", "pi-create", "pi-retrieve", "floor":
 	case "startup", "sidebyside":
 		if !cfg.spawn {
 			return fmt.Errorf("-scenario %s needs -spawn", cfg.scenario)
@@ -115,6 +119,9 @@ func run(args []string) error {
 	cfg.dbSync = strings.ToUpper(cfg.dbSync)
 	fmt.Printf("loadtest: scenario=%s c=%d proto=%s warmup=%s %s runs=%d idem=%v | GOMAXPROCS=%d NumCPU=%d loadavg(1/5/15)=%s | %s\n",
 		cfg.scenario, cfg.conns, proto(cfg.h2), cfg.warmup, measureDesc(cfg), cfg.runs, cfg.idem, runtime.GOMAXPROCS(0), runtime.NumCPU(), loadAvg(), time.Now().Format(time.RFC3339))
+	if cfg.scenario == "floor" {
+		return runFloor(cfg)
+	}
 	if cfg.spawn {
 		return runSpawned(cfg)
 	}
@@ -459,6 +466,8 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 			return runResult{skipped: true}, nil
 		}
 		st = payments1Step()
+	case "floor":
+		st = floorStep()
 	case "pi-create":
 		st = piCreateStep(cfg.stripe, pool)
 	case "pi-retrieve":
@@ -587,5 +596,5 @@ func runLoad(cfg config, base, cacert, token string, pid int) (runResult, error)
 }
 
 func order(op string) int {
-	return slices.Index([]string{"create", "retrieve", "list", "pi_create", "pi_confirm", "pi_create_confirm", "pi_retrieve"}, op)
+	return slices.Index([]string{"create", "retrieve", "list", "pi_create", "pi_confirm", "pi_create_confirm", "pi_retrieve", "floor"}, op)
 }
