@@ -85,8 +85,13 @@ func TestCreateWithConfirmEveryOutcomeIsTheTwoCalls(t *testing.T) {
 		create, conf  map[string]any
 		withCustomer  bool
 		afterwardsCap bool
-		refused       bool // the one request keeps nothing, where the two calls keep the created intent
+		refused       bool   // the one request keeps nothing, where the two calls keep the created intent
+		savedCard     string // pay with the customer's card saved by a setup intent (payment_method)
 	}{
+		{name: "saved card", create: map[string]any{"amount": 5000, "metadata": meta}, conf: map[string]any{"installments": 2}, withCustomer: true, savedCard: "4242424242424242"},
+		{name: "saved card declined on reuse", create: map[string]any{"amount": 5000}, conf: map[string]any{}, withCustomer: true, savedCard: "4000009000000623"},
+		{name: "saved card processing on reuse", create: map[string]any{"amount": 5000}, conf: map[string]any{}, withCustomer: true, savedCard: "4000009000000631"},
+		{name: "saved card, manual capture", create: map[string]any{"amount": 5000, "capture_method": "manual"}, conf: map[string]any{}, withCustomer: true, savedCard: "4242424242424242", afterwardsCap: true},
 		{name: "success", create: map[string]any{"amount": 25000, "description": "Plano <anual> & \u2028", "metadata": meta}, conf: map[string]any{"card": payCard("4242424242424242"), "installments": 3, "customer_email": "ana@example.com"}},
 		{name: "requires capture card", create: map[string]any{"amount": 5000}, conf: map[string]any{"card": payCard("4000000000003220")}, afterwardsCap: true},
 		{name: "manual capture", create: map[string]any{"amount": 5000, "capture_method": "manual", "metadata": meta}, conf: map[string]any{"card": payCard("4242424242424242"), "installments": 2}, afterwardsCap: true},
@@ -115,6 +120,12 @@ func TestCreateWithConfirmEveryOutcomeIsTheTwoCalls(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, one := e.NewOrg("Loja "+c.name, false)
 			_, two := e.NewOrg("Loja "+c.name, false)
+			conf := map[string]map[string]any{one: {}, two: {}}
+			for _, tok := range []string{one, two} {
+				for k, v := range c.conf {
+					conf[tok][k] = v
+				}
+			}
 			create := func(token string) map[string]any {
 				body := map[string]any{}
 				for k, v := range c.create {
@@ -126,13 +137,21 @@ func TestCreateWithConfirmEveryOutcomeIsTheTwoCalls(t *testing.T) {
 						t.Fatalf("customer: %d %s", cus.Status, cus.Raw)
 					}
 					body["customer"] = cus.Str("id")
+					if c.savedCard != "" {
+						si := e.Do("POST", "/v1/setup-intents", token, map[string]any{"customer": cus.Str("id")})
+						r := e.Do("POST", "/v1/setup-intents/"+si.Str("id")+"/confirm", token, map[string]any{"card": payCard(c.savedCard)})
+						if r.Status != 200 || r.Str("payment_method") == "" {
+							t.Fatalf("save card: %d %s", r.Status, r.Raw)
+						}
+						conf[token]["payment_method"] = r.Str("payment_method")
+					}
 				}
 				return body
 			}
 			// One request.
 			body := create(one)
 			body["confirm"] = true
-			for k, v := range c.conf {
+			for k, v := range conf[one] {
 				body[k] = v
 			}
 			r1 := e.Do("POST", "/v1/payment-intents", one, body)
@@ -141,7 +160,7 @@ func TestCreateWithConfirmEveryOutcomeIsTheTwoCalls(t *testing.T) {
 			if pi.Status != 200 {
 				t.Fatalf("create: %d %s", pi.Status, pi.Raw)
 			}
-			r2 := e.payConfirm(two, pi.Str("id"), c.conf)
+			r2 := e.payConfirm(two, pi.Str("id"), conf[two])
 			if r1.Status != r2.Status {
 				t.Fatalf("status: one request %d %s, two calls %d %s", r1.Status, r1.Raw, r2.Status, r2.Raw)
 			}
