@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+	"time"
 )
 
 // anyRandom is any long random token (ids inside e-mails, PIX txids, BR Code checksums).
@@ -191,6 +192,9 @@ func TestCreateWithConfirmEveryOutcomeIsTheTwoCalls(t *testing.T) {
 					t.Errorf("capture:\n one %d %s\n two %d %s", c1.Status, c1.Raw, c2.Status, c2.Raw)
 				}
 			}
+			// What happens later (a processing card settling, a dispute card's dispute, an
+			// uncaptured authorization's expiry) happens to both alike.
+			e.advance(8 * 24 * time.Hour)
 			s1, s2 := e.orgState(t, one), e.orgState(t, two)
 			keys := make([]string, 0, len(s2))
 			for k := range s2 {
@@ -208,5 +212,33 @@ func TestCreateWithConfirmEveryOutcomeIsTheTwoCalls(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCreateWithConfirmSameFingerprint: a card paid in one request has the fingerprint the same
+// card has when paid with create then confirm, or saved, in the same organization (the
+// fingerprint computed before the writer is the one the confirmation would compute), and
+// another card's differs.
+func TestCreateWithConfirmSameFingerprint(t *testing.T) {
+	e := newEnv(t)
+	fp := func(r resp) string {
+		t.Helper()
+		if r.Status != 200 && r.Status != 402 {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+		ch := e.Do("GET", "/v1/charges?payment_intent="+r.Str("id"), e.Test, nil).Data()
+		if len(ch) != 1 {
+			t.Fatalf("%d charges", len(ch))
+		}
+		return digStr(ch[0], "payment_method_details.card.fingerprint")
+	}
+	one := fp(e.Do("POST", "/v1/payment-intents", e.Test, map[string]any{"amount": 5000, "confirm": true, "card": payCard("4242424242424242")}))
+	pi := e.payIntent(e.Test, 5000, nil)
+	e.payConfirm(e.Test, pi.Str("id"), map[string]any{"card": payCard("4242424242424242")})
+	two := fp(pi)
+	other := fp(e.Do("POST", "/v1/payment-intents", e.Test, map[string]any{"amount": 5000, "confirm": true, "card": payCard("5555555555554444")}))
+	saved := e.Do("GET", "/v1/payment-methods/"+e.subSavedCard(e.payCustomer(e.Test, "ana@example.com"), "4242424242424242"), e.Test, nil)
+	if one == "" || one != two || one == other || digStr(saved.Body, "card.fingerprint") != one {
+		t.Fatalf("fingerprints: one request %q, two calls %q, saved %q, another card %q", one, two, digStr(saved.Body, "card.fingerprint"), other)
 	}
 }
