@@ -140,3 +140,24 @@ func TestURLTextIsValidUTF8(t *testing.T) {
 	r := e.Do("GET", "/v1/customers?email=jos%C3%A9@example.com", e.Test, nil)
 	is.Equal(r.Status, 200) // valid UTF-8 (é) passes
 }
+
+// TestPagesOpenWithQueryTextNotUTF8: a hosted page or the dashboard opened from a link whose
+// query has text that is not UTF-8 (a Latin-1 e-mail campaign: ?utm_campaign=promo%E7%E3o) opens
+// as without it, as before: only the API refuses such a query (TestURLTextIsValidUTF8); a buyer
+// is never shown a JSON error for a tracking parameter the page does not read.
+func TestPagesOpenWithQueryTextNotUTF8(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	l := e.Do("POST", "/v1/payment-links", e.Test, map[string]any{"line_items": []any{map[string]any{"price": e.coPrice(e.Test, "Ingresso", 5000, nil)}}})
+	is.Equal(l.Status, 200)
+	s := e.coSession(e.Test, map[string]any{"mode": "payment", "success_url": "https://a.example/ok", "line_items": []any{map[string]any{"price": e.coPrice(e.Test, "X", 5000, nil), "quantity": 1}}})
+	for _, u := range []string{l.Str("url") + "?utm_campaign=promo%E7%E3o", s.Str("url") + "&utm_source=news%E7", "/dashboard/signin?utm_source=%E7"} {
+		status, body, h := e.openPage(t, u)
+		is.Equal(status, 200) // the page, as without the parameter
+		is.True(strings.HasPrefix(h.Get("Content-Type"), "text/html"))
+		is.True(!strings.Contains(body, "not valid UTF-8"))
+	}
+	r := e.Do("GET", "/v1/customers?utm_source=%E7", e.Test, nil)
+	is.Equal(r.Status, 400) // the API still refuses it
+	is.Equal(r.ErrParam(), "utm_source")
+}

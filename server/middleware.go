@@ -114,8 +114,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			s.writeError(sw, r, e)
 			return
 		}
-		if fix, _ := r.Context().Value(ctxURLRepaired).(*urlRepair); fix != nil && fix.query {
-			// A name or value that was not UTF-8 (?email=a%FF), refused as in a JSON body.
+		if fix, _ := r.Context().Value(ctxURLRepaired).(*urlRepair); fix != nil && fix.query && isAPIPath(r.URL.Path) {
+			// A name or value that was not UTF-8 (?email=a%FF), refused as in a JSON body. A
+			// page (a payment link opened from a Latin-1 campaign's ?utm_campaign=promo%E7) gets
+			// the query repaired and opens: it reads no such parameter, and a buyer must not get
+			// a JSON error.
 			e := domain.Invalid(fix.key, "The query parameter %s is not valid UTF-8.", fix.key)
 			if fix.nameBad {
 				e = domain.Invalid("", "The query string has a parameter name that is not valid UTF-8.")
@@ -175,6 +178,12 @@ func (s *Server) checkPathText(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isAPIPath reports whether path is under one of the JSON APIs (/v1, /api/v1), as opposed to a
+// hosted page or the dashboard.
+func isAPIPath(path string) bool {
+	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/api/")
 }
 
 // takesNoQuery reports whether a /v1 route has no query parameters at all: every POST and
