@@ -151,7 +151,8 @@ func TestPagesOpenWithQueryTextNotUTF8(t *testing.T) {
 	l := e.Do("POST", "/v1/payment-links", e.Test, map[string]any{"line_items": []any{map[string]any{"price": e.coPrice(e.Test, "Ingresso", 5000, nil)}}})
 	is.Equal(l.Status, 200)
 	s := e.coSession(e.Test, map[string]any{"mode": "payment", "success_url": "https://a.example/ok", "line_items": []any{map[string]any{"price": e.coPrice(e.Test, "X", 5000, nil), "quantity": 1}}})
-	for _, u := range []string{l.Str("url") + "?utm_campaign=promo%E7%E3o", s.Str("url") + "&utm_source=news%E7", "/dashboard/signin?utm_source=%E7"} {
+	for _, u := range []string{l.Str("url") + "?utm_campaign=promo%E7%E3o", s.Str("url") + "&utm_source=news%E7", "/dashboard/signin?utm_source=%E7",
+		l.Str("url") + "?utm_campaign=50%off", s.Str("url") + "&utm_source=a%zz", "/dashboard/signin?x=%"} { // malformed escapes too
 		status, body, h := e.openPage(t, u)
 		is.Equal(status, 200) // the page, as without the parameter
 		is.True(strings.HasPrefix(h.Get("Content-Type"), "text/html"))
@@ -160,4 +161,7 @@ func TestPagesOpenWithQueryTextNotUTF8(t *testing.T) {
 	r := e.Do("GET", "/v1/customers?utm_source=%E7", e.Test, nil)
 	is.Equal(r.Status, 400) // the API still refuses it
 	is.Equal(r.ErrParam(), "utm_source")
+	r = e.Do("GET", "/v1/customers?limit=%zz", e.Test, nil)
+	is.Equal(r.Status, 400) // and a malformed escape
+	is.Equal(r.ErrParam(), "limit")
 }

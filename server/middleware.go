@@ -110,7 +110,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			s.cfg.Metrics.Request(route, r.Method, sw.status, time.Since(start))
 			s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 		}()
-		if e := checkQuery(r.URL.RawQuery); e != nil {
+		if e := checkQuery(r.URL.RawQuery); e != nil && isAPIPath(r.URL.Path) {
+			// A page drops a malformed pair (url.Values does) and opens: a buyer who follows a
+			// link mangled on the way (?utm_source=50%off) must not get a JSON error.
 			s.writeError(sw, r, e)
 			return
 		}
