@@ -142,24 +142,7 @@ func (tx *Tx) NewPaymentIntent(s domain.Scope, pi *domain.PaymentIntent) error {
 // field as it is now: the row CreatePaymentIntent followed by UpdatePaymentIntent writes, in one
 // statement (updated_at bumped and next_action refreshed as UpdatePaymentIntent does).
 func (tx *Tx) InsertPaymentIntent(s domain.Scope, pi *domain.PaymentIntent) error {
-	pi.UpdatedAt = domain.At(tx.Now)
-	pi.RefreshNextAction()
-	if err := checkPIStatus(pi.Status); err != nil {
-		return err
-	}
-	types, err := payJSON(pi.PaymentMethodTypes)
-	if err != nil {
-		return err
-	}
-	lastErr, err := payJSON(pi.LastPaymentError)
-	if err != nil {
-		return err
-	}
-	data, err := payJSON(pi.PaymentData)
-	if err != nil {
-		return err
-	}
-	buyer, err := payJSON(pi.Buyer)
+	c, err := tx.piWritten(pi)
 	if err != nil {
 		return err
 	}
@@ -169,8 +152,8 @@ func (tx *Tx) InsertPaymentIntent(s domain.Scope, pi *domain.PaymentIntent) erro
 		statement_descriptor, metadata, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		pi.ID, s.OrgID, boolInt(s.Livemode), pi.Status, pi.Amount, pi.Currency, pi.Customer, pi.Description, pi.CaptureMethod,
-		pi.InterestPayer, types, pi.PaymentMethod, pi.PaymentMethodType, pi.Installments, elide(pi.ClientSecret, pi.ID), tx.doc(lastErr),
-		tx.doc(data), tx.doc(buyer), pi.LatestCharge, pi.AmountCapturable, pi.AmountReceived, timePtr(pi.CanceledAt), pi.CancellationReason,
+		pi.InterestPayer, c.types, pi.PaymentMethod, pi.PaymentMethodType, pi.Installments, elide(pi.ClientSecret, pi.ID), c.lastErr,
+		c.data, c.buyer, pi.LatestCharge, pi.AmountCapturable, pi.AmountReceived, timePtr(pi.CanceledAt), pi.CancellationReason,
 		pi.StatementDescriptor, metadataJSON(pi.Metadata), tx.now(), tx.now())
 	return translate(err, "create payment intent")
 }
@@ -241,26 +224,43 @@ func (tx *Tx) FindPaymentIntentAnyScope(id string) (*domain.PaymentIntent, domai
 	return pi, domain.Scope{OrgID: orgID, Livemode: pi.Livemode}, nil
 }
 
-// UpdatePaymentIntent writes every mutable field of pi and bumps updated_at.
-func (tx *Tx) UpdatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) error {
+// piColumns are the encoded JSON columns of a payment intent that UpdatePaymentIntent and
+// InsertPaymentIntent write.
+type piColumns struct {
+	types                *string
+	lastErr, data, buyer any
+}
+
+// piWritten prepares pi for a write of every mutable field: updated_at bumped, next_action
+// refreshed, the status checked, the JSON columns encoded.
+func (tx *Tx) piWritten(pi *domain.PaymentIntent) (c piColumns, err error) {
 	pi.UpdatedAt = domain.At(tx.Now)
 	pi.RefreshNextAction()
 	if err := checkPIStatus(pi.Status); err != nil {
-		return err
+		return c, err
 	}
-	types, err := payJSON(pi.PaymentMethodTypes)
-	if err != nil {
-		return err
+	if c.types, err = payJSON(pi.PaymentMethodTypes); err != nil {
+		return c, err
 	}
 	lastErr, err := payJSON(pi.LastPaymentError)
 	if err != nil {
-		return err
+		return c, err
 	}
 	data, err := payJSON(pi.PaymentData)
 	if err != nil {
-		return err
+		return c, err
 	}
 	buyer, err := payJSON(pi.Buyer)
+	if err != nil {
+		return c, err
+	}
+	c.lastErr, c.data, c.buyer = tx.doc(lastErr), tx.doc(data), tx.doc(buyer)
+	return c, nil
+}
+
+// UpdatePaymentIntent writes every mutable field of pi and bumps updated_at.
+func (tx *Tx) UpdatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) error {
+	c, err := tx.piWritten(pi)
 	if err != nil {
 		return err
 	}
@@ -270,8 +270,8 @@ func (tx *Tx) UpdatePaymentIntent(s domain.Scope, pi *domain.PaymentIntent) erro
 		statement_descriptor = ?, metadata = ?, updated_at = ?
 		WHERE id = ? AND org_id = ? AND livemode = ?`,
 		pi.Status, pi.Amount, pi.Currency, pi.Customer, pi.Description, pi.CaptureMethod,
-		pi.InterestPayer, types, pi.PaymentMethod, pi.PaymentMethodType, pi.Installments, tx.doc(lastErr),
-		tx.doc(data), tx.doc(buyer), pi.LatestCharge, pi.AmountCapturable, pi.AmountReceived, timePtr(pi.CanceledAt), pi.CancellationReason,
+		pi.InterestPayer, c.types, pi.PaymentMethod, pi.PaymentMethodType, pi.Installments, c.lastErr,
+		c.data, c.buyer, pi.LatestCharge, pi.AmountCapturable, pi.AmountReceived, timePtr(pi.CanceledAt), pi.CancellationReason,
 		pi.StatementDescriptor, metadataJSON(pi.Metadata), tx.now(), pi.ID, s.OrgID, boolInt(s.Livemode))
 	return affectedOne(res, err, "update payment intent")
 }
