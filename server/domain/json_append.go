@@ -297,21 +297,28 @@ func (d *PaymentMethodDetails) AppendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"card":`...)
 		dst = appendJSONCardDetails(dst, d.Card)
 	}
+	var err error
 	if d.Pix != nil {
-		b, err := marshalJSON(d.Pix)
-		if err != nil {
+		if dst, err = appendMarshaled(dst, `,"pix":`, d.Pix); err != nil {
 			return nil, err
 		}
-		dst = append(append(dst, `,"pix":`...), b...)
 	}
 	if d.Boleto != nil {
-		b, err := marshalJSON(d.Boleto)
-		if err != nil {
+		if dst, err = appendMarshaled(dst, `,"boleto":`, d.Boleto); err != nil {
 			return nil, err
 		}
-		dst = append(append(dst, `,"boleto":`...), b...)
 	}
 	return append(dst, '}'), nil
+}
+
+// appendMarshaled appends name and v as MarshalJSON encodes it, through encoding/json (the parts
+// without a hand-written encoder).
+func appendMarshaled(dst []byte, name string, v any) ([]byte, error) {
+	b, err := marshalJSON(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(dst, name...), b...), nil
 }
 
 // AppendJSON appends what MarshalJSON(ch) returns. The refunds list goes through encoding/json.
@@ -427,19 +434,16 @@ func appendJSONPaymentData(dst []byte, d *PaymentData) ([]byte, error) {
 	}
 	dst = append(dst, `{"type":`...)
 	dst = appendJSONString(dst, d.Type, false)
-	for _, part := range []struct {
-		name string
-		v    any
-		set  bool
-	}{{`,"pix":`, d.Pix, d.Pix != nil}, {`,"boleto":`, d.Boleto, d.Boleto != nil}} {
-		if !part.set {
-			continue
-		}
-		b, err := marshalJSON(part.v)
-		if err != nil {
+	var err error
+	if d.Pix != nil {
+		if dst, err = appendMarshaled(dst, `,"pix":`, d.Pix); err != nil {
 			return nil, err
 		}
-		dst = append(append(dst, part.name...), b...)
+	}
+	if d.Boleto != nil {
+		if dst, err = appendMarshaled(dst, `,"boleto":`, d.Boleto); err != nil {
+			return nil, err
+		}
 	}
 	if c := d.CreditCard; c != nil {
 		dst = append(dst, `,"credit_card":{"brand":`...)
