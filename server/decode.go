@@ -241,8 +241,10 @@ func (w *paramWalker) value(t reflect.Type, path string) *domain.Error {
 			p := joinParam(path, k)
 			ft := t
 			if fields != nil {
+				// The exact JSON name only: a key encoding/json would match case-insensitively
+				// is unknown to the API (decodeJSON refuses it even when the decode succeeds).
 				var ok bool
-				if ft, ok = fieldType(fields, k); !ok {
+				if ft, ok = fields[k]; !ok {
 					return domain.Invalid(p, "Received unknown parameter: %s.", p)
 				}
 			} else {
@@ -471,13 +473,6 @@ func typeError(param string, t reflect.Type) *domain.Error {
 		name = typeName(t.String())
 	}
 	return domain.Invalid(param, "Invalid type for %s: expected %s.", orBody(param), name)
-}
-
-// fieldType finds a struct field by its exact JSON key. encoding/json would also take a key
-// that matches a name case-insensitively; the API does not (decodeJSON refuses such a key).
-func fieldType(fields map[string]reflect.Type, k string) (reflect.Type, bool) {
-	ft, ok := fields[k]
-	return ft, ok
 }
 
 // mayFoldKeys reports whether an object key of body (a string followed by a colon) has a byte
