@@ -38,6 +38,14 @@ func TestOpenAPIDocumentsCoverEveryRoute(t *testing.T) {
 	for _, rt := range v1Routes(t) {
 		if !hasOp(v1, rt.method, rt.path) {
 			t.Errorf("/v1 document lacks %s %s", rt.method, rt.path)
+			continue
+		}
+		// Every /v1 operation can answer 400 (a query parameter where none is taken, a list's
+		// bad filter, a body's bad field, URL text that is not UTF-8): the document says so.
+		p := regexp.MustCompile(`:([a-z_]+)`).ReplaceAllString(rt.path, "{$1}")
+		op := v1["paths"].(map[string]any)[p].(map[string]any)[strings.ToLower(rt.method)].(map[string]any)
+		if _, ok := op["responses"].(map[string]any)["400"]; !ok {
+			t.Errorf("/v1 document: %s %s does not list 400", rt.method, rt.path)
 		}
 	}
 	api := openAPIDoc(t, e, "/api/v1/openapi.json")
