@@ -442,3 +442,20 @@ func TestDashboardLinksTheSandboxMailbox(t *testing.T) {
 	_, live, _ := dev.get("/dashboard/live")
 	is.True(!strings.Contains(live, `data-testid="sandbox-mailbox"`))
 }
+
+// TestEmailBoletoCarriesItsPixCode: every boleto is also payable by PIX (boleto híbrido), so the
+// boleto e-mail gives the buyer the boleto's PIX copy-and-paste code beside the digitable line.
+func TestEmailBoletoCarriesItsPixCode(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pi := e.payIntent(e.Test, 25000, map[string]any{"payment_method_types": []string{"boleto"}})
+	r := e.payConfirm(e.Test, pi.Str("id"), boletoBuyer("joao.hibrido@example.com"))
+	is.Equal(r.Status, 200)
+	code := digStr(r.Body, "next_action.boleto.pix_code")
+	is.True(code != "") // the boleto carries a PIX code
+	got := e.mailbox(e.Test, "to=joao.hibrido@example.com&kind=boleto")
+	is.Equal(len(got), 1)
+	is.True(strings.Contains(got[0]["text"].(string), code))                    // in the text part
+	is.True(strings.Contains(got[0]["html"].(string), html.EscapeString(code))) // and the HTML part
+	is.True(strings.Contains(got[0]["text"].(string), "Ou pague este boleto por PIX"))
+}
