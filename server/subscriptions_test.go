@@ -774,3 +774,21 @@ func TestSubscriptionRetryWaitsForThePayersPayment(t *testing.T) {
 		is.Equal(e.sub(id).Str("status"), "past_due")
 	}
 }
+
+// TestSubscriptionUpdateQuantityNamesQuantity: an out-of-range top-level quantity is refused
+// naming quantity, the parameter the caller sent, and changes nothing.
+func TestSubscriptionUpdateQuantityNamesQuantity(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano", 2990, map[string]any{"interval": "month"})
+	sub := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm})
+	for _, q := range []int{0, 10001} {
+		r := e.Do("POST", "/v1/subscriptions/"+sub.Str("id"), e.Test, map[string]any{"quantity": q})
+		is.Equal(r.Status, 400)
+		is.Equal(r.ErrParam(), "quantity")
+	}
+	items := e.sub(sub.Str("id")).Body["items"].([]any)
+	is.Equal(items[0].(map[string]any)["quantity"], float64(1)) // unchanged
+}

@@ -73,6 +73,9 @@ func (svc *Service) Update(tx *db.Tx, a domain.Actor, id string, p UpdateParams)
 		if len(sub.Items) != 1 {
 			return nil, domain.Invalid("quantity", "quantity changes a subscription of one item; this one has %d: send items with their ids.", len(sub.Items))
 		}
+		if *p.Quantity < 1 || *p.Quantity > MaxQuantity {
+			return nil, domain.Invalid("quantity", "quantity must be between 1 and %d; got %d.", MaxQuantity, *p.Quantity)
+		}
 		id := sub.Items[0].ID
 		p.Items = []ItemParams{{ID: &id, Quantity: p.Quantity}}
 	}
