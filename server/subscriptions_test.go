@@ -792,3 +792,46 @@ func TestSubscriptionUpdateQuantityNamesQuantity(t *testing.T) {
 	items := e.sub(sub.Str("id")).Body["items"].([]any)
 	is.Equal(items[0].(map[string]any)["quantity"], float64(1)) // unchanged
 }
+
+// TestSubscriptionCheckoutDiscountCarriesToRenewals: a subscription-mode checkout session's
+// discount becomes the subscription's coupon, so its duration holds for the renewals as on a
+// subscription created with coupon: a forever coupon discounts every renewal, a once coupon only
+// the first payment the session took, and a promotion code brings its coupon.
+func TestSubscriptionCheckoutDiscountCarriesToRenewals(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	price := e.coPrice(e.Test, "Plano", 10000, map[string]any{"interval": "month"})
+	for _, c := range []struct {
+		coupon map[string]any
+		promo  bool
+		paid   []int64 // first payment, then two renewals
+	}{
+		{map[string]any{"percent_off": 50, "duration": "forever"}, false, []int64{5000, 5000, 5000}},
+		{map[string]any{"percent_off": 50, "duration": "once"}, false, []int64{5000, 10000, 10000}},
+		{map[string]any{"amount_off": 2500, "currency": "brl", "duration": "repeating", "duration_in_months": 2}, true, []int64{7500, 7500, 10000}},
+	} {
+		coupon := e.Do("POST", "/v1/coupons", e.Test, c.coupon)
+		is.Equal(coupon.Status, 200)
+		discount := coupon.Str("id")
+		if c.promo {
+			promo := e.Do("POST", "/v1/promotion-codes", e.Test, map[string]any{"coupon": discount})
+			is.Equal(promo.Status, 200)
+			discount = promo.Str("id")
+		}
+		cs := e.coSession(e.Test, map[string]any{"line_items": []any{map[string]any{"price": price}}, "discount": discount})
+		r := e.Do("POST", "/v1/checkout-sessions/"+cs.Str("id")+"/confirm", e.Test, map[string]any{
+			"payment_method_type": "credit_card", "card": payCard("4242424242424242"), "customer_email": "ana@example.com"})
+		is.Equal(r.Status, 200)
+		id := r.Str("subscription")
+		is.Equal(e.sub(id).Str("coupon"), coupon.Str("id")) // the session's discount is the subscription's coupon
+		for range 2 {
+			e.travel(e.sub(id).Time("current_period_end"))
+		}
+		invs := e.subInvoices(id)
+		is.Equal(len(invs), 3)
+		for i, want := range c.paid {
+			inv := invs[len(invs)-1-i] // oldest first
+			is.Equal(int64(inv["amount_paid"].(float64)), want)
+		}
+	}
+}
