@@ -835,3 +835,40 @@ func TestSubscriptionCheckoutDiscountCarriesToRenewals(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriptionCouponCountsAsRedemption: a subscription that applies a coupon redeems it, as
+// a paid checkout session does: times_redeemed counts it and max_redemptions holds (a coupon
+// spent by one subscription cannot start another). A subscription-mode session's coupon counts
+// once, for the session.
+func TestSubscriptionCouponCountsAsRedemption(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano", 10000, map[string]any{"interval": "month"})
+	one := e.Do("POST", "/v1/coupons", e.Test, map[string]any{"percent_off": 20, "duration": "forever", "max_redemptions": 1}).Str("id")
+	item := []any{map[string]any{"price": price}}
+	first := e.subCreate(map[string]any{"customer": cus, "items": item, "default_payment_method": pm, "coupon": one}).Str("id")
+	c := e.Do("GET", "/v1/coupons/"+one, e.Test, nil)
+	is.Equal(c.Body["times_redeemed"], float64(1))
+	is.Equal(c.Body["valid"], false)
+	again := e.Do("POST", "/v1/subscriptions", e.Test, map[string]any{"customer": cus, "items": item, "default_payment_method": pm, "coupon": one})
+	is.Equal(again.Status, 400) // used up
+	is.Equal(again.ErrParam(), "coupon")
+	other := e.subCreate(map[string]any{"customer": cus, "items": item, "default_payment_method": pm}).Str("id")
+	upd := e.Do("POST", "/v1/subscriptions/"+other, e.Test, map[string]any{"coupon": one})
+	is.Equal(upd.Status, 400) // nor through an update
+	is.Equal(upd.ErrParam(), "coupon")
+	same := e.Do("POST", "/v1/subscriptions/"+first, e.Test, map[string]any{"coupon": one})
+	is.Equal(same.Status, 200) // sending the coupon a subscription already has changes nothing
+	is.Equal(e.Do("GET", "/v1/coupons/"+one, e.Test, nil).Body["times_redeemed"], float64(1))
+
+	two := e.Do("POST", "/v1/coupons", e.Test, map[string]any{"percent_off": 20, "duration": "forever", "max_redemptions": 2}).Str("id")
+	cs := e.coSession(e.Test, map[string]any{"line_items": item, "discount": two})
+	r := e.Do("POST", "/v1/checkout-sessions/"+cs.Str("id")+"/confirm", e.Test, map[string]any{
+		"payment_method_type": "credit_card", "card": payCard("4242424242424242"), "customer_email": "bia@example.com"})
+	is.Equal(r.Status, 200)
+	is.Equal(e.Do("GET", "/v1/coupons/"+two, e.Test, nil).Body["times_redeemed"], float64(1)) // the session, not twice
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+other, e.Test, map[string]any{"coupon": two}).Status, 200)
+	is.Equal(e.Do("GET", "/v1/coupons/"+two, e.Test, nil).Body["times_redeemed"], float64(2))
+}

@@ -107,7 +107,7 @@ func (svc *Service) Update(tx *db.Tx, a domain.Actor, id string, p UpdateParams)
 	if p.Coupon.Set {
 		if p.Coupon.Null || p.Coupon.V == "" {
 			sub.Coupon = nil
-		} else {
+		} else if sub.Coupon == nil || *sub.Coupon != p.Coupon.V { // the coupon it has already: nothing changes
 			c, err := findCoupon(tx, a.Scope, p.Coupon.V, sub.Currency)
 			if err != nil {
 				return nil, err
