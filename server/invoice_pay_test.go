@@ -259,3 +259,34 @@ func TestInvoicePayRefusalsSayWhatToDo(t *testing.T) {
 	is.True(strings.Contains(r.ErrMessage(), "awaiting capture"))
 	is.True(strings.Contains(r.ErrMessage(), "/v1/payment-intents/"+pi+"/cancel"))
 }
+
+// TestInvoicePayBoletoNamesTheCustomersMissingData: paying an invoice by boleto through the API
+// takes the payer's data from the invoice's customer, so a refusal for missing or invalid data
+// names customer and says which of the customer's fields to update (a request to this endpoint has
+// no billing_address or customer_document of its own), and changes nothing.
+func TestInvoicePayBoletoNamesTheCustomersMissingData(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, c := range []struct {
+		customer map[string]any
+		field    string
+	}{
+		{map[string]any{"email": "ana@example.com", "name": "Ana", "document": "529.982.247-25",
+			"address": map[string]any{"line1": "Rua A", "number": "1", "city": "São Paulo", "state": "SP", "postal_code": "01001-000"}}, "address[neighborhood]"},
+		{map[string]any{"email": "bia@example.com", "name": "Bia",
+			"address": map[string]any{"line1": "Rua A", "number": "1", "neighborhood": "Centro", "city": "São Paulo", "state": "SP", "postal_code": "01001-000"}}, "document"},
+	} {
+		cus := e.Do("POST", "/v1/customers", e.Test, c.customer).Str("id")
+		id := e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 5,
+			"lines": []any{map[string]any{"amount": 25000, "description": "Mensalidade"}}}).Str("id")
+		bad := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"payment_method_type": "boleto"})
+		is.Equal(bad.Status, 400)
+		is.Equal(bad.ErrParam(), "customer")
+		msg := digStr(bad.Body, "error.message")
+		is.True(strings.Contains(msg, cus))     // which customer
+		is.True(strings.Contains(msg, c.field)) // which of its fields
+		inv := e.Do("GET", "/v1/invoices/"+id, e.Test, nil)
+		is.Equal(inv.Str("status"), "draft") // nothing kept
+		is.Equal(inv.Body["payment_intent"], nil)
+	}
+}
