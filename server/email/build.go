@@ -123,6 +123,9 @@ func Build(in Input) (Content, error) {
 		}
 		switch in.Kind {
 		case domain.EmailInvoice:
+			if num(inv, "amount_due", "total_amount") <= 0 {
+				return c, ErrNotApplicable // nothing to pay (a trial's invoice): paid when finalized
+			}
 			due := ""
 			if at, ok := instant(inv, "due_date"); ok {
 				due = FormatDay(l, at, in.Zone)
