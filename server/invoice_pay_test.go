@@ -290,3 +290,32 @@ func TestInvoicePayBoletoNamesTheCustomersMissingData(t *testing.T) {
 		is.Equal(inv.Body["payment_intent"], nil)
 	}
 }
+
+// TestInvoiceBoletoWithLateTermsIsPayableAfterItsDueDate: a boleto that pays an invoice with a
+// fine and interest tells the bank to charge them after the due date, so it does not also say
+// "Não receber após o vencimento" (do not accept it after the due date), which would contradict
+// the terms; a boleto without late terms still says it.
+func TestInvoiceBoletoWithLateTermsIsPayableAfterItsDueDate(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza", "document": "529.982.247-25",
+		"address": map[string]any{"line1": "Rua das Flores", "number": "100", "neighborhood": "Centro", "city": "São Paulo", "state": "SP", "postal_code": "01001-000"}}).Str("id")
+	printed := func(terms bool) string {
+		body := map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 10,
+			"lines": []any{map[string]any{"amount": 30000, "description": "Aluguel"}}}
+		if terms {
+			body["fine_rate"], body["interest_rate"] = 200, 100
+		}
+		id := e.invCreate(body).Str("id")
+		r := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"payment_method_type": "boleto"})
+		is.Equal(r.Status, 200)
+		pi := e.Do("GET", "/v1/payment-intents/"+r.Str("payment_intent"), e.Test, nil)
+		status, page, _ := e.openPage(t, digStr(pi.Body, "next_action.boleto.url"))
+		is.Equal(status, 200)
+		return page
+	}
+	late := printed(true)
+	is.True(strings.Contains(late, "cobrar multa de 2% e juros de mora de 1% ao mês")) // the late terms
+	is.True(!strings.Contains(late, "Não receber após o vencimento"))                  // not refused after the due date
+	is.True(strings.Contains(printed(false), "Não receber após o vencimento"))         // without terms it is
+}
