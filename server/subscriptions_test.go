@@ -872,3 +872,34 @@ func TestSubscriptionCouponCountsAsRedemption(t *testing.T) {
 	is.Equal(e.Do("POST", "/v1/subscriptions/"+other, e.Test, map[string]any{"coupon": two}).Status, 200)
 	is.Equal(e.Do("GET", "/v1/coupons/"+two, e.Test, nil).Body["times_redeemed"], float64(2))
 }
+
+// TestSubscriptionCanceledWhenItsCustomerIsDeleted: deleting a customer cancels its running
+// subscriptions at once (customer.subscription.deleted), as Stripe does, so none of them renews
+// and charges (or duns) a customer that no longer exists; ended ones are left as they are.
+func TestSubscriptionCanceledWhenItsCustomerIsDeleted(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano", 2990, map[string]any{"interval": "month"})
+	item := []any{map[string]any{"price": price}}
+	active := e.subCreate(map[string]any{"customer": cus, "items": item, "default_payment_method": pm}).Str("id")
+	trial := e.subCreate(map[string]any{"customer": cus, "items": item, "trial_period_days": 7}).Str("id")
+	ended := e.subCreate(map[string]any{"customer": cus, "items": item, "default_payment_method": pm}).Str("id")
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+ended+"/cancel", e.Test, nil).Status, 200)
+	other := e.payCustomer(e.Test, "bia@example.com")
+	kept := e.subCreate(map[string]any{"customer": other, "items": item, "default_payment_method": e.subSavedCard(other, "4242424242424242")}).Str("id")
+
+	is.Equal(e.Do("DELETE", "/v1/customers/"+cus, e.Test, nil).Status, 200)
+	for _, id := range []string{active, trial} {
+		s := e.sub(id)
+		is.Equal(s.Str("status"), "canceled")
+		is.Equal(e.subEventCount("customer.subscription.deleted", id), 1)
+	}
+	is.Equal(e.subEventCount("customer.subscription.deleted", ended), 1) // canceled once, before
+	is.Equal(e.sub(kept).Str("status"), "active")                        // another customer's
+	before := len(e.subInvoices(active))
+	e.travel(e.sub(kept).Time("current_period_end"))
+	is.Equal(len(e.subInvoices(active)), before) // no renewal
+	is.Equal(e.sub(active).Str("status"), "canceled")
+}

@@ -327,6 +327,34 @@ func (svc *Service) Cancel(tx *db.Tx, a domain.Actor, id string, p CancelParams)
 	return Get(tx, a.Scope, id)
 }
 
+func init() { core.OnDeleteCustomer(cancelCustomerSubscriptions) }
+
+// cancelCustomerSubscriptions cancels now, without prorations or a final invoice, every
+// subscription of a customer being deleted that has not ended (DeleteCustomer's hook), so none
+// renews or duns a customer that no longer exists.
+func cancelCustomerSubscriptions(tx *db.Tx, a domain.Actor, customer string) error {
+	svc := New(nil, "")
+	var after string
+	for {
+		page, more, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: customer}, db.ListParams{Limit: 100, StartingAfter: after})
+		if err != nil {
+			return err
+		}
+		for _, sub := range page {
+			if domain.SubscriptionFinal(sub.Status) {
+				continue
+			}
+			if err := svc.end(tx, a, sub, tx.Now, CancelParams{}); err != nil {
+				return err
+			}
+		}
+		if !more || len(page) == 0 {
+			return nil
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
 // end cancels a subscription whose service ends at the instant at.
 func (svc *Service) end(tx *db.Tx, a domain.Actor, sub *domain.Subscription, at time.Time, p CancelParams) error {
 	st, err := loadState(tx, a.Scope, sub.ID)
