@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"troco/db"
+	"troco/server"
 	"troco/server/domain"
 )
 
@@ -123,6 +124,7 @@ func TestLiveHostedInvoiceNoSecondPaymentWhileACardIsPending(t *testing.T) {
 	is.NoErr(err)
 	pay := func(form url.Values) *http.Response {
 		form.Set("s", u.Query().Get("s"))
+		form.Set("csrf_token", server.InvoicePageCSRF(e.Config.Secrets, id, u.Query().Get("s")))
 		res, err := noRedirect(e.Client).PostForm(e.URL()+u.Path+"/pay", form)
 		is.NoErr(err)
 		res.Body.Close()
@@ -181,6 +183,7 @@ func TestLiveInvoiceNoSecondPaymentWhileACardAnswerIsLost(t *testing.T) {
 	is.NoErr(err)
 	pay := func(form url.Values) *http.Response {
 		form.Set("s", u.Query().Get("s"))
+		form.Set("csrf_token", server.InvoicePageCSRF(e.Config.Secrets, id, u.Query().Get("s")))
 		res, err := noRedirect(e.Client).PostForm(e.URL()+u.Path+"/pay", form)
 		is.NoErr(err)
 		res.Body.Close()
@@ -249,7 +252,7 @@ func TestInvoicePayRefusalsSayWhatToDo(t *testing.T) {
 	hosted := e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("hosted_invoice_url")
 	b := e.newBrowser(t)
 	secret := b.get(hostedPath(t, hosted)).hidden().Get("s")
-	res := b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"credit_card"}, "number": {"4000000000003220"}, "exp_month": {"12"},
+	res := b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"credit_card"}, "number": {"4000000000003220"}, "exp_month": {"12"},
 		"exp_year": {"2031"}, "cvc": {"123"}, "holder_name": {"Ana Souza"}})
 	is.Equal(res.Status, 303)
 	pi := e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("payment_intent")
