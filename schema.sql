@@ -1117,3 +1117,14 @@ DROP INDEX email_outbox_event_kind;
 -- intent's status is always one of eight, db.piStatuses), so the (org_id, livemode, seq) index
 -- is not needed: one index entry less per payment intent, and none to write at create.
 DROP INDEX payment_intents_scope;
+
+-- migrate: 480
+-- A coupon's times_redeemed also counts the subscriptions that redeemed it themselves
+-- (POST /v1/subscriptions or an update with coupon), so its max_redemptions holds for them:
+-- coupon_id is that coupon, written with every subscription write (null when the subscription's
+-- coupon is its checkout session's discount, counted as the session's redemption). The partial
+-- index serves the count of db.couponCols. Before this migration only API subscriptions had a
+-- coupon.
+ALTER TABLE subscriptions ADD COLUMN coupon_id TEXT;
+UPDATE subscriptions SET coupon_id = json_extract(data, '$.coupon') WHERE json_extract(data, '$.checkout_session') IS NULL;
+CREATE INDEX subscriptions_coupon ON subscriptions (coupon_id) WHERE coupon_id IS NOT NULL;

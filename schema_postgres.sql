@@ -934,3 +934,9 @@ DROP INDEX email_outbox_event_kind;
 -- migrate: 421
 -- Unfiltered payment intent lists read the status index once per status (schema.sql's 421).
 DROP INDEX payment_intents_scope;
+
+-- migrate: 480
+-- The coupon a subscription redeemed itself (schema.sql's 480).
+ALTER TABLE subscriptions ADD COLUMN coupon_id TEXT;
+UPDATE subscriptions SET coupon_id = data::jsonb ->> 'coupon' WHERE (data::jsonb ->> 'checkout_session') IS NULL;
+CREATE INDEX subscriptions_coupon ON subscriptions (coupon_id) WHERE coupon_id IS NOT NULL;

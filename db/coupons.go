@@ -8,15 +8,19 @@ import (
 
 // Coupons and promotion codes. times_redeemed is never stored: it is the number of checkout
 // sessions that used the coupon (or code) and were paid, or completed with nothing to pay,
-// counted from checkout_discounts, so it cannot drift from the sessions it describes.
+// counted from checkout_discounts, plus (for a coupon) the subscriptions that applied it
+// themselves, so it cannot drift from what it describes.
 
 // redeemedSessions is the join of a session's discount with the session, restricted to the
 // sessions that count as a redemption.
 const redeemedSessions = `SELECT COUNT(*) FROM checkout_discounts d JOIN checkout_sessions s ON s.id = d.session_id
 	WHERE s.status = 'complete' AND s.payment_status IN ('paid', 'no_payment_required') AND `
 
-const couponCols = "id, livemode, name, percent_off, amount_off, currency, duration, duration_in_months, max_redemptions, redeem_by, metadata, deleted, created_at, updated_at, (" +
-	redeemedSessions + "d.coupon_id = coupons.id AND d.org_id = coupons.org_id AND d.livemode = coupons.livemode)"
+// A coupon is also redeemed by each subscription that applied it itself (subscriptions.coupon_id;
+// one whose coupon came from its checkout session counts as that session).
+const couponCols = "id, livemode, name, percent_off, amount_off, currency, duration, duration_in_months, max_redemptions, redeem_by, metadata, deleted, created_at, updated_at, ((" +
+	redeemedSessions + "d.coupon_id = coupons.id AND d.org_id = coupons.org_id AND d.livemode = coupons.livemode) + " +
+	"(SELECT COUNT(*) FROM subscriptions sb WHERE sb.coupon_id = coupons.id AND sb.org_id = coupons.org_id AND sb.livemode = coupons.livemode))"
 
 func scanCoupon(s scanner) (*domain.Coupon, error) {
 	var c domain.Coupon

@@ -1,7 +1,9 @@
 package db
 
 import (
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"troco/server/domain"
@@ -30,11 +32,35 @@ func (tx *Tx) CreateSubscription(s domain.Scope, sub *domain.Subscription) error
 	if err != nil {
 		return err
 	}
-	_, err = tx.exec(`INSERT INTO subscriptions (id, org_id, livemode, customer_id, status, current_period_start, current_period_end, data, created_at, updated_at, mrr)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	coupon, err := tx.redeemedCoupon(sub)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(`INSERT INTO subscriptions (id, org_id, livemode, customer_id, status, current_period_start, current_period_end, data, created_at, updated_at, mrr, coupon_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sub.ID, s.OrgID, boolInt(s.Livemode), sub.Customer, sub.Status, sub.CurrentPeriodStart.Unix(), sub.CurrentPeriodEnd.Unix(), data, sub.CreatedAt.Unix(), sub.UpdatedAt.Unix(),
-		sub.MonthlyAmount())
+		sub.MonthlyAmount(), coupon)
 	return translate(err, "create subscription")
+}
+
+// redeemedCoupon is the coupon_id column of sub: the coupon it redeemed itself, counted in the
+// coupon's times_redeemed; nil without a coupon, or when the coupon is the discount of the
+// checkout session that started it (that session's redemption, counted from checkout_discounts).
+func (tx *Tx) redeemedCoupon(sub *domain.Subscription) (*string, error) {
+	if sub.Coupon == nil || *sub.Coupon == "" {
+		return nil, nil
+	}
+	if sub.CheckoutSession != nil {
+		var c string
+		err := tx.queryRow("SELECT coupon_id FROM checkout_discounts WHERE session_id = ?", *sub.CheckoutSession).Scan(&c)
+		if err == nil && c == *sub.Coupon {
+			return nil, nil
+		}
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, translate(err, "find checkout discount")
+		}
+	}
+	return sub.Coupon, nil
 }
 
 // FindSubscriptionByID returns a subscription in scope.
@@ -50,8 +76,12 @@ func (tx *Tx) UpdateSubscription(s domain.Scope, sub *domain.Subscription) error
 	if err != nil {
 		return err
 	}
-	res, err := tx.exec("UPDATE subscriptions SET status = ?, current_period_start = ?, current_period_end = ?, data = ?, updated_at = ?, mrr = ? WHERE id = ? AND org_id = ? AND livemode = ?",
-		sub.Status, sub.CurrentPeriodStart.Unix(), sub.CurrentPeriodEnd.Unix(), data, tx.now(), sub.MonthlyAmount(), sub.ID, s.OrgID, boolInt(s.Livemode))
+	coupon, err := tx.redeemedCoupon(sub)
+	if err != nil {
+		return err
+	}
+	res, err := tx.exec("UPDATE subscriptions SET status = ?, current_period_start = ?, current_period_end = ?, data = ?, updated_at = ?, mrr = ?, coupon_id = ? WHERE id = ? AND org_id = ? AND livemode = ?",
+		sub.Status, sub.CurrentPeriodStart.Unix(), sub.CurrentPeriodEnd.Unix(), data, tx.now(), sub.MonthlyAmount(), coupon, sub.ID, s.OrgID, boolInt(s.Livemode))
 	return affectedOne(res, err, "update subscription")
 }
 

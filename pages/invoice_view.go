@@ -18,6 +18,7 @@ type InvoicePage struct {
 	Zone      *time.Location
 	Now       time.Time
 	Secret    string // the URL's secret, carried by the forms
+	CSRF      string // the forms' csrf_token
 	PageURL   string // this page (without lang)
 	PDFURL    string
 	ActionURL string // POST: pay
@@ -34,6 +35,7 @@ type InvoicePage struct {
 
 var invoiceMessages = map[string][2]string{
 	"title":          {"Fatura", "Invoice"},
+	"form_expired":   {"O formulário expirou: confira a fatura e tente de novo.", "The form expired: check the invoice and try again."},
 	"issued_by":      {"Emitida por", "Issued by"},
 	"billed_to":      {"Cobrada de", "Billed to"},
 	"due":            {"Vencimento", "Due"},

@@ -202,3 +202,24 @@ func TestPixAutomaticoSubscriptionInsufficientFunds(t *testing.T) {
 	is.Equal(succeeded, 1) // the first invoice only
 	is.Equal(failed, 4)    // the renewal and its three retries
 }
+
+// TestPixAutomaticoInsufficientFundsIsAnIssuerDecline: a recurring PIX the payer's bank refuses for
+// lack of funds carries the category of every insufficient_funds decline (issuer_declined), the
+// same category the live connector gives a refusal by the payer's bank, on the payment intent,
+// its charge and the invoice.
+func TestPixAutomaticoInsufficientFundsIsAnIssuerDecline(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.pixAuthCustomer(t, e.Test, "pixauto_insufficient@example.com")
+	_, pm := e.pixAuthApproved(t, cus, 5000)
+	price := e.coPrice(e.Test, "Academia", 5000, map[string]any{"interval": "month"})
+	r := e.Do("POST", "/v1/subscriptions", e.Test, map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm})
+	is.Equal(r.Status, 200)
+	inv := e.Do("GET", "/v1/invoices/"+r.Str("latest_invoice"), e.Test, nil)
+	is.Equal(digStr(inv.Body, "last_payment_error.code"), "insufficient_funds")
+	is.Equal(digStr(inv.Body, "last_payment_error.category"), "issuer_declined")
+	pi := e.Do("GET", "/v1/payment-intents/"+inv.Str("payment_intent"), e.Test, nil)
+	is.Equal(digStr(pi.Body, "last_payment_error.category"), "issuer_declined")
+	ch := e.Do("GET", "/v1/charges/"+pi.Str("latest_charge"), e.Test, nil)
+	is.Equal(digStr(ch.Body, "payment_error.category"), "issuer_declined")
+}

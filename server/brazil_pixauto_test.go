@@ -162,3 +162,20 @@ func between(s, start, end string) string {
 	}
 	return s[:j]
 }
+
+// TestPixAuthorizationPageWritesMoneyInItsLanguage: the hosted authorization page writes the
+// maximum per charge the way its language writes money, as every other hosted page and e-mail:
+// R$ 99,90 in Portuguese, R$99.90 in English.
+func TestPixAuthorizationPageWritesMoneyInItsLanguage(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for locale, want := range map[string]string{"pt-BR": "R$ 99,90", "en-US": "R$99.90"} {
+		c := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "joe@example.com", "name": "Joe", "preferred_locales": []string{locale}})
+		is.Equal(c.Status, 200)
+		r := e.Do("POST", "/v1/pix-authorizations", e.Test, map[string]any{"customer": c.Str("id"), "max_amount": 9990, "interval": "month"})
+		is.Equal(r.Status, 200)
+		status, page, _ := e.openPage(t, r.Str("url"))
+		is.Equal(status, 200)
+		is.True(strings.Contains(page, `data-testid="pixauth-max-amount">`+want+`<`)) // the amount in the page's language
+	}
+}

@@ -143,3 +143,29 @@ func classOf(p page, id string) string {
 	}
 	return m[1]
 }
+
+// TestCustomerPortalLabelsExpiredIncompleteSubscription: a subscription whose first payment was
+// never made (incomplete_expired) is listed with a status the customer can read, in both
+// languages, never the internal key.
+func TestCustomerPortalLabelsExpiredIncompleteSubscription(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	bad := e.subSavedCard(cus, "4000009000000623")
+	price := e.coPrice(e.Test, "Plano", 2990, map[string]any{"interval": "month"})
+	sub := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": bad})
+	is.Equal(sub.Str("status"), "incomplete")
+	e.travel(e.Clock.Now().Add(23 * time.Hour))
+	is.Equal(e.sub(sub.Str("id")).Str("status"), "incomplete_expired")
+
+	for lang, want := range map[string]string{"pt-BR": "Incompleta expirada", "en": "Incomplete, expired"} {
+		r := e.Do("POST", "/v1/customer-portal-sessions", e.Test, map[string]any{"customer": cus, "return_url": "https://acme.example/conta", "locale": lang})
+		is.Equal(r.Status, 200)
+		u, _ := url.Parse(r.Str("url"))
+		b := e.newBrowser(t)
+		home := b.get(b.get(u.RequestURI()).Location)
+		is.Equal(home.Status, 200)
+		is.Equal(home.textOf("portal-sub-status-"+sub.Str("id")), want) // a readable status
+		is.True(!strings.Contains(home.Body, "st_"))                    // no message key leaks
+	}
+}

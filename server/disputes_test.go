@@ -274,3 +274,39 @@ func TestDisputeAfterManualCapture(t *testing.T) {
 	e.advance(2 * time.Minute)
 	is.Equal(e.payCount(e.Test, "/v1/disputes?charge="+r.Str("latest_charge")), 0)
 }
+
+// TestDisputeDecisionEventsShowTheDecidedDispute: the money moves after the decision, so
+// charge.dispute.funds_reinstated of a won chargeback (and funds_withdrawn of a lost inquiry)
+// comes after charge.dispute.closed and carries the dispute as it is then: won (or lost), with
+// the ledger entry it made.
+func TestDisputeDecisionEventsShowTheDecidedDispute(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, c := range []struct{ card, text, status, money string }{
+		{cardDisputeFraud, "winning_evidence", "won", "charge.dispute.funds_reinstated"},
+		{cardDisputeInquiry, "losing_evidence", "lost", "charge.dispute.funds_withdrawn"},
+	} {
+		_, _, dp := e.disputedPayment(e.Test, c.card, 4000)
+		id := dp.Str("id")
+		r := e.Do("POST", "/v1/disputes/"+id, e.Test, map[string]any{"evidence": map[string]any{"uncategorized_text": c.text}, "submit": true})
+		is.Equal(r.Status, 200)
+		e.advance(3 * time.Minute)
+		final := e.Do("GET", "/v1/disputes/"+id, e.Test, nil)
+		is.Equal(final.Str("status"), c.status)
+		money := e.payEvents(e.Test, c.money, id)
+		is.Equal(len(money), 1)
+		is.Equal(digStr(money[0], "data.object.status"), c.status)                                      // the decided dispute
+		is.Equal(dig(money[0], "data.object.balance_transactions"), final.Body["balance_transactions"]) // with its ledger entry
+		closed := e.payEvents(e.Test, "charge.dispute.closed", id)
+		is.Equal(len(closed), 1)
+		// Newest first: the money event is listed before (happened after) the decision.
+		all := e.Do("GET", "/v1/events?limit=10", e.Test, nil).Data()
+		pos := map[string]int{}
+		for i, ev := range all {
+			if digStr(ev, "data.object.id") == id {
+				pos[ev["type"].(string)] = i
+			}
+		}
+		is.True(pos[c.money] < pos["charge.dispute.closed"])
+	}
+}

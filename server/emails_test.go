@@ -442,3 +442,46 @@ func TestDashboardLinksTheSandboxMailbox(t *testing.T) {
 	_, live, _ := dev.get("/dashboard/live")
 	is.True(!strings.Contains(live, `data-testid="sandbox-mailbox"`))
 }
+
+// TestEmailBoletoCarriesItsPixCode: every boleto is also payable by PIX (boleto híbrido), so the
+// boleto e-mail gives the buyer the boleto's PIX copy-and-paste code beside the digitable line.
+func TestEmailBoletoCarriesItsPixCode(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	pi := e.payIntent(e.Test, 25000, map[string]any{"payment_method_types": []string{"boleto"}})
+	r := e.payConfirm(e.Test, pi.Str("id"), boletoBuyer("joao.hibrido@example.com"))
+	is.Equal(r.Status, 200)
+	code := digStr(r.Body, "next_action.boleto.pix_code")
+	is.True(code != "") // the boleto carries a PIX code
+	got := e.mailbox(e.Test, "to=joao.hibrido@example.com&kind=boleto")
+	is.Equal(len(got), 1)
+	is.True(strings.Contains(got[0]["text"].(string), code))                    // in the text part
+	is.True(strings.Contains(got[0]["html"].(string), html.EscapeString(code))) // and the HTML part
+	is.True(strings.Contains(got[0]["text"].(string), "Ou pague este boleto por PIX"))
+}
+
+// TestEmailNoInvoiceMessageForNothingToPay: a send_invoice invoice of zero (a trial's first
+// invoice) is paid when finalized, so the customer is not sent a "new invoice, R$ 0,00, pay it"
+// message: it is recorded as skipped (not_applicable).
+func TestEmailNoInvoiceMessageForNothingToPay(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "trial@example.com")
+	price := e.coPrice(e.Test, "Plano", 4990, map[string]any{"interval": "month"})
+	sub := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}},
+		"collection_method": "send_invoice", "days_until_due": 5, "trial_period_days": 14})
+	is.Equal(sub.Str("status"), "trialing")
+	first := e.Do("GET", "/v1/invoices/"+sub.Str("latest_invoice"), e.Test, nil)
+	is.Equal(first.Str("status"), "paid")
+	is.Equal(first.Body["amount_due"], float64(0))
+	is.Equal(len(e.mailbox(e.Test, "to=trial@example.com&kind=invoice")), 0) // nothing to pay, nothing sent
+	skipped := e.mailbox(e.Test, "to=trial@example.com&kind=invoice&status=skipped")
+	is.Equal(len(skipped), 1)
+	is.Equal(skipped[0]["skip_reason"], "not_applicable")
+
+	// The first paid period's invoice is sent.
+	e.travel(e.sub(sub.Str("id")).Time("current_period_end"))
+	got := e.mailbox(e.Test, "to=trial@example.com&kind=invoice")
+	is.Equal(len(got), 1)
+	is.True(strings.Contains(got[0]["subject"].(string), "R$ 49,90"))
+}

@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -13,6 +16,7 @@ import (
 	"troco/server/domain"
 	"troco/server/invoices"
 	"troco/server/payments"
+	"troco/server/secrets"
 )
 
 // The hosted invoice page (hosted_invoice_url) and its PDF (invoice_pdf): whoever holds the
@@ -84,7 +88,7 @@ func (s *Server) handleHostedInvoice() http.Handler {
 
 func (s *Server) invoicePage(r *http.Request, v *invoiceView, secret string, lang pages.Lang) *pages.InvoicePage {
 	p := &pages.InvoicePage{Lang: lang, Inv: v.inv, Org: v.org, Customer: v.cus, Zone: domain.CustomerZone(v.cus), Now: s.cfg.Clock.Now(),
-		Secret: secret, PageURL: "/invoices/" + v.inv.ID + "?s=" + url.QueryEscape(secret), PDFURL: "/invoices/" + v.inv.ID + "/pdf?s=" + url.QueryEscape(secret),
+		Secret: secret, CSRF: s.invoiceCSRF(v.inv.ID, secret), PageURL: "/invoices/" + v.inv.ID + "?s=" + url.QueryEscape(secret), PDFURL: "/invoices/" + v.inv.ID + "/pdf?s=" + url.QueryEscape(secret),
 		ActionURL: "/invoices/" + v.inv.ID + "/pay", SimURL: "/invoices/" + v.inv.ID + "/simulate"}
 	if nonce, ok := r.Context().Value(hostedNonceKey{}).(string); ok {
 		p.CSPNonce = nonce
@@ -95,6 +99,32 @@ func (s *Server) invoicePage(r *http.Request, v *invoiceView, secret string, lan
 		p.Pix, p.Boleto = v.pi.PaymentData.Pix, v.pi.PaymentData.Boleto
 	}
 	return p
+}
+
+// InvoicePageCSRF is the csrf_token of the forms of invoice id's hosted page opened with secret:
+// an HMAC of both under a key derived from the data directory's master key (stateless, so a page
+// loaded earlier or on another replica still posts).
+func InvoicePageCSRF(keys *secrets.Keyring, id, secret string) string {
+	m := hmac.New(sha256.New, keys.DeriveKey("invoice page"))
+	m.Write([]byte(id + "." + secret))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func (s *Server) invoiceCSRF(id, secret string) string {
+	return InvoicePageCSRF(s.cfg.Secrets, id, secret)
+}
+
+// invoiceCSRFFailed answers a form posted without the page's csrf_token (checked in constant
+// time): the page again, 403, asking to try again; nothing is done.
+func (s *Server) invoiceCSRFFailed(w http.ResponseWriter, r *http.Request, v *invoiceView, secret string) bool {
+	if hmac.Equal([]byte(r.PostForm.Get("csrf_token")), []byte(s.invoiceCSRF(v.inv.ID, secret))) {
+		return false
+	}
+	lang, _ := pageLang(r)
+	p := s.invoicePage(r, v, secret, lang)
+	p.Message = p.IT("form_expired")
+	s.render(w, r, http.StatusForbidden, pages.InvoiceHosted(p))
+	return true
 }
 
 func (s *Server) invoicePageFailure(w http.ResponseWriter, r *http.Request, err error) {
@@ -119,6 +149,9 @@ func (s *Server) handleHostedInvoicePay() http.Handler {
 		v, err := s.loadInvoiceView(r.Context(), pathID(r), secret)
 		if err != nil {
 			s.invoicePageFailure(w, r, err)
+			return
+		}
+		if s.invoiceCSRFFailed(w, r, v, secret) {
 			return
 		}
 		_, langParam := pageLang(r)
@@ -184,6 +217,9 @@ func (s *Server) handleHostedInvoiceSimulate() http.Handler {
 		}
 		if err != nil {
 			s.invoicePageFailure(w, r, err)
+			return
+		}
+		if s.invoiceCSRFFailed(w, r, v, secret) {
 			return
 		}
 		_, langParam := pageLang(r)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+
+	"troco/server"
 )
 
 // hostedPath is the path (with query) of an invoice's hosted URL or PDF URL.
@@ -16,6 +18,19 @@ func hostedPath(t *testing.T, u string) string {
 		t.Fatalf("bad hosted url %q", u)
 	}
 	return p.RequestURI()
+}
+
+// postInvoice posts a form of an invoice's hosted page (action pay or simulate) as a browser that
+// loaded the page does: with its csrf_token (the same for every load of the page, so also when the
+// page shows no form now, as while a payment is in progress).
+func (b *browser) postInvoice(id, action string, form url.Values) page {
+	b.t.Helper()
+	f := url.Values{}
+	for k, v := range form {
+		f[k] = v
+	}
+	f.Set("csrf_token", server.InvoicePageCSRF(b.e.Config.Secrets, id, form.Get("s")))
+	return b.post("/invoices/"+id+"/"+action, f)
 }
 
 // TestHostedInvoicePage: a finalized invoice has a hosted page and a PDF behind a secret; the
@@ -71,13 +86,13 @@ func TestHostedInvoicePage(t *testing.T) {
 	// Pay by card (declined first, then approved).
 	form := url.Values{"s": {pg.hidden().Get("s")}, "method": {"credit_card"}, "number": {"4000000000000002"}, "exp_month": {"12"},
 		"exp_year": {"2031"}, "cvc": {"123"}, "holder_name": {"Ana Souza"}}
-	r := b.post("/invoices/"+id+"/pay", form)
+	r := b.postInvoice(id, "pay", form)
 	is.Equal(r.Status, 303)
 	is.True(strings.Contains(r.Location, "&e="))
 	is.True(b.get(r.Location).testID("invoice-error"))
 	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("status"), "open")
 	form.Set("number", "4242424242424242")
-	r = b.post("/invoices/"+id+"/pay", form)
+	r = b.postInvoice(id, "pay", form)
 	is.Equal(r.Status, 303)
 	is.True(!strings.Contains(r.Location, "&e="))
 	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("status"), "paid")
@@ -89,12 +104,12 @@ func TestHostedInvoicePage(t *testing.T) {
 	id = inv["id"].(string)
 	s := hostedPath(t, inv["hosted_invoice_url"].(string))
 	secret := b.get(s).hidden().Get("s")
-	r = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"pix"}})
+	r = b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"pix"}})
 	is.Equal(r.Status, 303)
 	pg = b.get(r.Location)
 	is.True(pg.testID("invoice-pix"))
 	is.True(pg.testID("simulate-payment"))
-	r = b.post("/invoices/"+id+"/simulate", url.Values{"s": {secret}, "action": {"payment"}})
+	r = b.postInvoice(id, "simulate", url.Values{"s": {secret}, "action": {"payment"}})
 	is.Equal(r.Status, 303)
 	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("status"), "paid")
 
@@ -103,7 +118,7 @@ func TestHostedInvoicePage(t *testing.T) {
 	id = inv["id"].(string)
 	s = hostedPath(t, inv["hosted_invoice_url"].(string))
 	secret = b.get(s).hidden().Get("s")
-	r = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}})
+	r = b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"boleto"}})
 	is.Equal(r.Status, 303)
 	is.True(b.get(r.Location).testID("invoice-boleto"))
 	first := e.Do("GET", "/v1/invoices/"+id, e.Test, nil)
@@ -120,7 +135,7 @@ func TestHostedInvoicePage(t *testing.T) {
 	is.Equal(pg.textOf("invoice-status"), "Vencida")
 	is.Equal(pg.textOf("invoice-fine"), "R$ 20,00")
 	is.Equal(pg.textOf("invoice-interest"), "R$ 1,00")
-	r = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}})
+	r = b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"boleto"}})
 	is.Equal(r.Status, 303)
 	again := e.Do("GET", "/v1/invoices/"+id, e.Test, nil)
 	is.True(again.Str("payment_intent") != first.Str("payment_intent"))
@@ -146,16 +161,16 @@ func TestHostedInvoiceBoletoAsksForThePayer(t *testing.T) {
 	is.True(pg.testID("invoice-boleto-payer"))
 	secret := pg.hidden().Get("s")
 
-	res := b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}})
+	res := b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"boleto"}})
 	is.Equal(res.Status, 303)
 	is.Equal(b.get(res.Location).textOf("invoice-error"), "Para gerar o boleto, informe um CPF ou CNPJ válido.")
-	res = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}, "document": {"529.982.247-25"}})
+	res = b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"boleto"}, "document": {"529.982.247-25"}})
 	is.Equal(b.get(res.Location).textOf("invoice-error"), "Para gerar o boleto, informe o endereço completo (rua, número, cidade, UF e CEP).")
-	res = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}, "document": {"111.111.111-12"}, "line1": {"Rua das Flores"},
+	res = b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"boleto"}, "document": {"111.111.111-12"}, "line1": {"Rua das Flores"},
 		"address_number": {"100"}, "city": {"São Paulo"}, "state": {"SP"}, "postal_code": {"01001-000"}})
 	is.Equal(b.get(res.Location).textOf("invoice-error"), "Para gerar o boleto, informe um CPF ou CNPJ válido.")
 
-	res = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"boleto"}, "document": {"529.982.247-25"}, "line1": {"Rua das Flores"},
+	res = b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"boleto"}, "document": {"529.982.247-25"}, "line1": {"Rua das Flores"},
 		"address_number": {"100"}, "neighborhood": {"Centro"}, "city": {"São Paulo"}, "state": {"SP"}, "postal_code": {"01001-000"}})
 	is.Equal(res.Status, 303)
 	is.True(!strings.Contains(res.Location, "e="))
@@ -181,7 +196,7 @@ func TestHostedInvoicePaymentInProgress(t *testing.T) {
 		pg := b.get(hostedPath(t, hosted))
 		is.True(pg.testID("invoice-card-form"))
 		secret := pg.hidden().Get("s")
-		r := b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"credit_card"}, "number": {number}, "exp_month": {"12"},
+		r := b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"credit_card"}, "number": {number}, "exp_month": {"12"},
 			"exp_year": {"2031"}, "cvc": {"123"}, "holder_name": {"Ana Souza"}})
 		is.Equal(r.Status, 303)
 		is.True(!strings.Contains(r.Location, "&e="))
@@ -191,7 +206,7 @@ func TestHostedInvoicePaymentInProgress(t *testing.T) {
 		is.True(!pg.testID("invoice-pay-pix"))    // nor by PIX
 		is.Equal(pg.textOf("invoice-status"), "Em aberto")
 
-		r = b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"pix"}}) // a page loaded before
+		r = b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"pix"}}) // a page loaded before
 		is.Equal(r.Status, 303)
 		is.True(strings.Contains(r.Location, "e=resource_state_conflict"))
 		pg = b.get(r.Location)
@@ -210,4 +225,45 @@ func TestHostedInvoicePaymentInProgress(t *testing.T) {
 		is.Equal(pg.textOf("invoice-status"), "Paga")
 		is.True(!pg.testID("invoice-in-progress"))
 	}
+}
+
+// TestHostedInvoiceFormsCarryCSRFToken: every form of the hosted invoice page carries a hidden
+// csrf_token, as every hosted page's; a form posted without it (or with another) is refused with
+// 403, the page shown again, and nothing is paid or started.
+func TestHostedInvoiceFormsCarryCSRFToken(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza"}).Str("id")
+	inv := e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 2,
+		"lines": []any{map[string]any{"amount": 10000, "description": "Consultoria"}}})
+	id := inv.Str("id")
+	hosted := e.Do("POST", "/v1/invoices/"+id+"/finalize", e.Test, nil).Str("hosted_invoice_url")
+	b := e.newBrowser(t)
+	pg := b.get(hostedPath(t, hosted))
+	is.Equal(pg.Status, 200)
+	forms := strings.Count(pg.Body, `<form method="post"`)
+	is.True(forms >= 3)                                                               // card, PIX, boleto
+	is.Equal(strings.Count(pg.Body, `<input type="hidden" name="csrf_token"`), forms) // each carries one
+	secret, token := pg.hidden().Get("s"), pg.hidden().Get("csrf_token")
+	is.True(token != "")
+
+	for _, bad := range []string{"", "forged"} {
+		r := b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"pix"}, "csrf_token": {bad}})
+		is.Equal(r.Status, 403)
+		is.True(r.testID("invoice-error")) // the page again, saying why
+		got := e.Do("GET", "/v1/invoices/"+id, e.Test, nil)
+		is.Equal(got.Body["payment_intent"], nil) // no PIX started
+		is.Equal(got.Body["attempt_count"], float64(0))
+	}
+	r := b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"pix"}, "csrf_token": {token}})
+	is.Equal(r.Status, 303)
+	pix := b.get(r.Location)
+	is.True(pix.testID("invoice-pix"))
+	// The sandbox bar's forms too.
+	sim := b.post("/invoices/"+id+"/simulate", url.Values{"s": {secret}, "action": {"payment"}})
+	is.Equal(sim.Status, 403)
+	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("status"), "open")
+	sim = b.post("/invoices/"+id+"/simulate", url.Values{"s": {secret}, "action": {"payment"}, "csrf_token": {pix.hidden().Get("csrf_token")}})
+	is.Equal(sim.Status, 303)
+	is.Equal(e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("status"), "paid")
 }

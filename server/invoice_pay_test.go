@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"troco/db"
+	"troco/server"
 	"troco/server/domain"
 )
 
@@ -123,6 +124,7 @@ func TestLiveHostedInvoiceNoSecondPaymentWhileACardIsPending(t *testing.T) {
 	is.NoErr(err)
 	pay := func(form url.Values) *http.Response {
 		form.Set("s", u.Query().Get("s"))
+		form.Set("csrf_token", server.InvoicePageCSRF(e.Config.Secrets, id, u.Query().Get("s")))
 		res, err := noRedirect(e.Client).PostForm(e.URL()+u.Path+"/pay", form)
 		is.NoErr(err)
 		res.Body.Close()
@@ -181,6 +183,7 @@ func TestLiveInvoiceNoSecondPaymentWhileACardAnswerIsLost(t *testing.T) {
 	is.NoErr(err)
 	pay := func(form url.Values) *http.Response {
 		form.Set("s", u.Query().Get("s"))
+		form.Set("csrf_token", server.InvoicePageCSRF(e.Config.Secrets, id, u.Query().Get("s")))
 		res, err := noRedirect(e.Client).PostForm(e.URL()+u.Path+"/pay", form)
 		is.NoErr(err)
 		res.Body.Close()
@@ -249,7 +252,7 @@ func TestInvoicePayRefusalsSayWhatToDo(t *testing.T) {
 	hosted := e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("hosted_invoice_url")
 	b := e.newBrowser(t)
 	secret := b.get(hostedPath(t, hosted)).hidden().Get("s")
-	res := b.post("/invoices/"+id+"/pay", url.Values{"s": {secret}, "method": {"credit_card"}, "number": {"4000000000003220"}, "exp_month": {"12"},
+	res := b.postInvoice(id, "pay", url.Values{"s": {secret}, "method": {"credit_card"}, "number": {"4000000000003220"}, "exp_month": {"12"},
 		"exp_year": {"2031"}, "cvc": {"123"}, "holder_name": {"Ana Souza"}})
 	is.Equal(res.Status, 303)
 	pi := e.Do("GET", "/v1/invoices/"+id, e.Test, nil).Str("payment_intent")
@@ -258,4 +261,64 @@ func TestInvoicePayRefusalsSayWhatToDo(t *testing.T) {
 	is.Equal(r.Status, 409)
 	is.True(strings.Contains(r.ErrMessage(), "awaiting capture"))
 	is.True(strings.Contains(r.ErrMessage(), "/v1/payment-intents/"+pi+"/cancel"))
+}
+
+// TestInvoicePayBoletoNamesTheCustomersMissingData: paying an invoice by boleto through the API
+// takes the payer's data from the invoice's customer, so a refusal for missing or invalid data
+// names customer and says which of the customer's fields to update (a request to this endpoint has
+// no billing_address or customer_document of its own), and changes nothing.
+func TestInvoicePayBoletoNamesTheCustomersMissingData(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, c := range []struct {
+		customer map[string]any
+		field    string
+	}{
+		{map[string]any{"email": "ana@example.com", "name": "Ana", "document": "529.982.247-25",
+			"address": map[string]any{"line1": "Rua A", "number": "1", "city": "São Paulo", "state": "SP", "postal_code": "01001-000"}}, "address[neighborhood]"},
+		{map[string]any{"email": "bia@example.com", "name": "Bia",
+			"address": map[string]any{"line1": "Rua A", "number": "1", "neighborhood": "Centro", "city": "São Paulo", "state": "SP", "postal_code": "01001-000"}}, "document"},
+	} {
+		cus := e.Do("POST", "/v1/customers", e.Test, c.customer).Str("id")
+		id := e.invCreate(map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 5,
+			"lines": []any{map[string]any{"amount": 25000, "description": "Mensalidade"}}}).Str("id")
+		bad := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"payment_method_type": "boleto"})
+		is.Equal(bad.Status, 400)
+		is.Equal(bad.ErrParam(), "customer")
+		msg := digStr(bad.Body, "error.message")
+		is.True(strings.Contains(msg, cus))     // which customer
+		is.True(strings.Contains(msg, c.field)) // which of its fields
+		inv := e.Do("GET", "/v1/invoices/"+id, e.Test, nil)
+		is.Equal(inv.Str("status"), "draft") // nothing kept
+		is.Equal(inv.Body["payment_intent"], nil)
+	}
+}
+
+// TestInvoiceBoletoWithLateTermsIsPayableAfterItsDueDate: a boleto that pays an invoice with a
+// fine and interest tells the bank to charge them after the due date, so it does not also say
+// "Não receber após o vencimento" (do not accept it after the due date), which would contradict
+// the terms; a boleto without late terms still says it.
+func TestInvoiceBoletoWithLateTermsIsPayableAfterItsDueDate(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "ana@example.com", "name": "Ana Souza", "document": "529.982.247-25",
+		"address": map[string]any{"line1": "Rua das Flores", "number": "100", "neighborhood": "Centro", "city": "São Paulo", "state": "SP", "postal_code": "01001-000"}}).Str("id")
+	printed := func(terms bool) string {
+		body := map[string]any{"customer": cus, "collection_method": "send_invoice", "days_until_due": 10,
+			"lines": []any{map[string]any{"amount": 30000, "description": "Aluguel"}}}
+		if terms {
+			body["fine_rate"], body["interest_rate"] = 200, 100
+		}
+		id := e.invCreate(body).Str("id")
+		r := e.Do("POST", "/v1/invoices/"+id+"/pay", e.Test, map[string]any{"payment_method_type": "boleto"})
+		is.Equal(r.Status, 200)
+		pi := e.Do("GET", "/v1/payment-intents/"+r.Str("payment_intent"), e.Test, nil)
+		status, page, _ := e.openPage(t, digStr(pi.Body, "next_action.boleto.url"))
+		is.Equal(status, 200)
+		return page
+	}
+	late := printed(true)
+	is.True(strings.Contains(late, "cobrar multa de 2% e juros de mora de 1% ao mês")) // the late terms
+	is.True(!strings.Contains(late, "Não receber após o vencimento"))                  // not refused after the due date
+	is.True(strings.Contains(printed(false), "Não receber após o vencimento"))         // without terms it is
 }

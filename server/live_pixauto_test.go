@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"troco/db"
+	"troco/server"
 	"troco/server/payments"
 )
 
@@ -227,6 +228,8 @@ func TestLivePixAutomaticoRenewalCharged(t *testing.T) {
 	for _, form := range []url.Values{{"method": {"pix"}}, {"method": {"credit_card"}, "number": {liveApprove}, "exp_month": {"12"}, "exp_year": {"2035"},
 		"cvc": {"123"}, "holder_name": {"Ana Souza"}}} {
 		form.Set("s", u.Query().Get("s"))
+		// A page loaded before the PSP took the charge posts its form (the page shows none now).
+		form.Set("csrf_token", server.InvoicePageCSRF(e.Config.Secrets, renewal.Str("id"), u.Query().Get("s")))
 		res, err := noRedirect(e.Client).PostForm(e.URL()+u.Path+"/pay", form)
 		is.NoErr(err)
 		res.Body.Close()

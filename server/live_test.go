@@ -686,7 +686,7 @@ func TestLiveInvoicePixWithDueDateIsACobV(t *testing.T) {
 	b := e.newBrowser(t)
 	pg := b.get(hostedPath(t, fin.Str("hosted_invoice_url")))
 	is.Equal(pg.Status, 200)
-	is.Equal(b.post("/invoices/"+inv.Str("id")+"/pay", url.Values{"s": {pg.hidden().Get("s")}, "method": {"pix"}}).Status, 303)
+	is.Equal(b.postInvoice(inv.Str("id"), "pay", url.Values{"s": {pg.hidden().Get("s")}, "method": {"pix"}}).Status, 303)
 	opened := e.Do("GET", "/v1/invoices/"+inv.Str("id"), e.Live, nil)
 	piID := opened.Str("payment_intent")
 	is.True(piID != "")

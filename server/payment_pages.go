@@ -125,7 +125,11 @@ func (s *Server) handleBoletoPage() http.Handler {
 		_ = s.db.Read(r.Context(), func(tx *db.Tx) error {
 			if inv, err := tx.FindInvoiceByPaymentIntent(domain.Scope{OrgID: org.ID, Livemode: pi.Livemode}, pi.ID); err == nil {
 				if ins := invoices.BoletoInstructions(inv); ins != "" {
-					page.Instructions = append(page.Instructions, ins)
+					// Payable after the due date with the fine and interest: not "do not accept".
+					page.Instructions = append(withoutInstruction(page.Instructions, noLatePayment), ins)
+					if page.Livemode {
+						page.PaymentPlace = "Pagável em qualquer banco, lotérica ou aplicativo de banco, também após o vencimento"
+					}
 				}
 			}
 			return nil
@@ -191,7 +195,7 @@ func boletoPage(pi *domain.PaymentIntent, org *domain.Organization, cal *calenda
 		}
 	}
 	p.PayerAddress = formatAddress(pi.Buyer.Address)
-	p.Instructions = []string{"Não receber após o vencimento.", "Pagamento de " + p.Amount + " a " + org.ShownName() + "."}
+	p.Instructions = []string{noLatePayment, "Pagamento de " + p.Amount + " a " + org.ShownName() + "."}
 	if p.PixCode != "" {
 		p.Instructions = append(p.Instructions, "Pague com o código de barras ou com o PIX abaixo: o mesmo valor, uma vez só.")
 	}
@@ -208,6 +212,20 @@ func boletoPage(pi *domain.PaymentIntent, org *domain.Organization, cal *calenda
 		p.Notice = "Este boleto expirou e não pode mais ser pago."
 	}
 	return p, nil
+}
+
+// noLatePayment is the instruction of a boleto without late terms: the bank refuses it after
+// its due date.
+const noLatePayment = "Não receber após o vencimento."
+
+func withoutInstruction(ins []string, drop string) []string {
+	out := ins[:0:0]
+	for _, s := range ins {
+		if s != drop {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // documentNumber is the boleto's "número do documento": the last ten characters of the payment

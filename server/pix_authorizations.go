@@ -185,7 +185,7 @@ func (s *Server) handlePixAuthPage() http.Handler {
 			other = "pt-br"
 		}
 		page := pages.PixAuthPage{Lang: lang, LangURL: payments.PixAuthPagePath(pa.ID) + "?s=" + url.QueryEscape(secret) + "&lang=" + other,
-			Livemode: pa.Livemode, Payee: org.Name, MaxAmount: formatBRL(pa.MaxAmount), Interval: pages.PixAuthText(lang, pa.Interval),
+			Livemode: pa.Livemode, Payee: org.Name, MaxAmount: lang.Money(pa.MaxAmount), Interval: pages.PixAuthText(lang, pa.Interval),
 			StartDate: pageDate(lang, pa.StartDate), EndDate: pages.PixAuthText(lang, "no_end"), Status: pa.Status, StatusText: pages.PixAuthText(lang, pa.Status),
 			BRCode: pa.BRCode, QRURL: payments.PixAuthPagePath(pa.ID) + "?qr=1&s=" + url.QueryEscape(secret), ActionURL: payments.PixAuthPagePath(pa.ID),
 			Secret: secret, CSRFToken: s.pixAuthCSRF(pa.ID, secret), Customer: pa.Customer}

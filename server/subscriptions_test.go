@@ -774,3 +774,132 @@ func TestSubscriptionRetryWaitsForThePayersPayment(t *testing.T) {
 		is.Equal(e.sub(id).Str("status"), "past_due")
 	}
 }
+
+// TestSubscriptionUpdateQuantityNamesQuantity: an out-of-range top-level quantity is refused
+// naming quantity, the parameter the caller sent, and changes nothing.
+func TestSubscriptionUpdateQuantityNamesQuantity(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano", 2990, map[string]any{"interval": "month"})
+	sub := e.subCreate(map[string]any{"customer": cus, "items": []any{map[string]any{"price": price}}, "default_payment_method": pm})
+	for _, q := range []int{0, 10001} {
+		r := e.Do("POST", "/v1/subscriptions/"+sub.Str("id"), e.Test, map[string]any{"quantity": q})
+		is.Equal(r.Status, 400)
+		is.Equal(r.ErrParam(), "quantity")
+	}
+	items := e.sub(sub.Str("id")).Body["items"].([]any)
+	is.Equal(items[0].(map[string]any)["quantity"], float64(1)) // unchanged
+}
+
+// TestSubscriptionCheckoutDiscountCarriesToRenewals: a subscription-mode checkout session's
+// discount becomes the subscription's coupon, so its duration holds for the renewals as on a
+// subscription created with coupon: a forever coupon discounts every renewal, a once coupon only
+// the first payment the session took, and a promotion code brings its coupon.
+func TestSubscriptionCheckoutDiscountCarriesToRenewals(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	price := e.coPrice(e.Test, "Plano", 10000, map[string]any{"interval": "month"})
+	for _, c := range []struct {
+		coupon map[string]any
+		promo  bool
+		paid   []int64 // first payment, then two renewals
+	}{
+		{map[string]any{"percent_off": 50, "duration": "forever"}, false, []int64{5000, 5000, 5000}},
+		{map[string]any{"percent_off": 50, "duration": "once"}, false, []int64{5000, 10000, 10000}},
+		{map[string]any{"amount_off": 2500, "currency": "brl", "duration": "repeating", "duration_in_months": 2}, true, []int64{7500, 7500, 10000}},
+	} {
+		coupon := e.Do("POST", "/v1/coupons", e.Test, c.coupon)
+		is.Equal(coupon.Status, 200)
+		discount := coupon.Str("id")
+		if c.promo {
+			promo := e.Do("POST", "/v1/promotion-codes", e.Test, map[string]any{"coupon": discount})
+			is.Equal(promo.Status, 200)
+			discount = promo.Str("id")
+		}
+		cs := e.coSession(e.Test, map[string]any{"line_items": []any{map[string]any{"price": price}}, "discount": discount})
+		r := e.Do("POST", "/v1/checkout-sessions/"+cs.Str("id")+"/confirm", e.Test, map[string]any{
+			"payment_method_type": "credit_card", "card": payCard("4242424242424242"), "customer_email": "ana@example.com"})
+		is.Equal(r.Status, 200)
+		id := r.Str("subscription")
+		is.Equal(e.sub(id).Str("coupon"), coupon.Str("id")) // the session's discount is the subscription's coupon
+		for range 2 {
+			e.travel(e.sub(id).Time("current_period_end"))
+		}
+		invs := e.subInvoices(id)
+		is.Equal(len(invs), 3)
+		for i, want := range c.paid {
+			inv := invs[len(invs)-1-i] // oldest first
+			is.Equal(int64(inv["amount_paid"].(float64)), want)
+		}
+	}
+}
+
+// TestSubscriptionCouponCountsAsRedemption: a subscription that applies a coupon redeems it, as
+// a paid checkout session does: times_redeemed counts it and max_redemptions holds (a coupon
+// spent by one subscription cannot start another). A subscription-mode session's coupon counts
+// once, for the session.
+func TestSubscriptionCouponCountsAsRedemption(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano", 10000, map[string]any{"interval": "month"})
+	one := e.Do("POST", "/v1/coupons", e.Test, map[string]any{"percent_off": 20, "duration": "forever", "max_redemptions": 1}).Str("id")
+	item := []any{map[string]any{"price": price}}
+	first := e.subCreate(map[string]any{"customer": cus, "items": item, "default_payment_method": pm, "coupon": one}).Str("id")
+	c := e.Do("GET", "/v1/coupons/"+one, e.Test, nil)
+	is.Equal(c.Body["times_redeemed"], float64(1))
+	is.Equal(c.Body["valid"], false)
+	again := e.Do("POST", "/v1/subscriptions", e.Test, map[string]any{"customer": cus, "items": item, "default_payment_method": pm, "coupon": one})
+	is.Equal(again.Status, 400) // used up
+	is.Equal(again.ErrParam(), "coupon")
+	other := e.subCreate(map[string]any{"customer": cus, "items": item, "default_payment_method": pm}).Str("id")
+	upd := e.Do("POST", "/v1/subscriptions/"+other, e.Test, map[string]any{"coupon": one})
+	is.Equal(upd.Status, 400) // nor through an update
+	is.Equal(upd.ErrParam(), "coupon")
+	same := e.Do("POST", "/v1/subscriptions/"+first, e.Test, map[string]any{"coupon": one})
+	is.Equal(same.Status, 200) // sending the coupon a subscription already has changes nothing
+	is.Equal(e.Do("GET", "/v1/coupons/"+one, e.Test, nil).Body["times_redeemed"], float64(1))
+
+	two := e.Do("POST", "/v1/coupons", e.Test, map[string]any{"percent_off": 20, "duration": "forever", "max_redemptions": 2}).Str("id")
+	cs := e.coSession(e.Test, map[string]any{"line_items": item, "discount": two})
+	r := e.Do("POST", "/v1/checkout-sessions/"+cs.Str("id")+"/confirm", e.Test, map[string]any{
+		"payment_method_type": "credit_card", "card": payCard("4242424242424242"), "customer_email": "bia@example.com"})
+	is.Equal(r.Status, 200)
+	is.Equal(e.Do("GET", "/v1/coupons/"+two, e.Test, nil).Body["times_redeemed"], float64(1)) // the session, not twice
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+other, e.Test, map[string]any{"coupon": two}).Status, 200)
+	is.Equal(e.Do("GET", "/v1/coupons/"+two, e.Test, nil).Body["times_redeemed"], float64(2))
+}
+
+// TestSubscriptionCanceledWhenItsCustomerIsDeleted: deleting a customer cancels its running
+// subscriptions at once (customer.subscription.deleted), as Stripe does, so none of them renews
+// and charges (or duns) a customer that no longer exists; ended ones are left as they are.
+func TestSubscriptionCanceledWhenItsCustomerIsDeleted(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	cus := e.payCustomer(e.Test, "ana@example.com")
+	pm := e.subSavedCard(cus, "4242424242424242")
+	price := e.coPrice(e.Test, "Plano", 2990, map[string]any{"interval": "month"})
+	item := []any{map[string]any{"price": price}}
+	active := e.subCreate(map[string]any{"customer": cus, "items": item, "default_payment_method": pm}).Str("id")
+	trial := e.subCreate(map[string]any{"customer": cus, "items": item, "trial_period_days": 7}).Str("id")
+	ended := e.subCreate(map[string]any{"customer": cus, "items": item, "default_payment_method": pm}).Str("id")
+	is.Equal(e.Do("POST", "/v1/subscriptions/"+ended+"/cancel", e.Test, nil).Status, 200)
+	other := e.payCustomer(e.Test, "bia@example.com")
+	kept := e.subCreate(map[string]any{"customer": other, "items": item, "default_payment_method": e.subSavedCard(other, "4242424242424242")}).Str("id")
+
+	is.Equal(e.Do("DELETE", "/v1/customers/"+cus, e.Test, nil).Status, 200)
+	for _, id := range []string{active, trial} {
+		s := e.sub(id)
+		is.Equal(s.Str("status"), "canceled")
+		is.Equal(e.subEventCount("customer.subscription.deleted", id), 1)
+	}
+	is.Equal(e.subEventCount("customer.subscription.deleted", ended), 1) // canceled once, before
+	is.Equal(e.sub(kept).Str("status"), "active")                        // another customer's
+	before := len(e.subInvoices(active))
+	e.travel(e.sub(kept).Time("current_period_end"))
+	is.Equal(len(e.subInvoices(active)), before) // no renewal
+	is.Equal(e.sub(active).Str("status"), "canceled")
+}

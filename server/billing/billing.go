@@ -331,6 +331,9 @@ type StartOptions struct {
 	// Paid says the first payment already succeeded (a checkout session); otherwise the
 	// subscription starts incomplete until it does. Ignored with Bill.
 	Paid bool
+	// CouponInvoices counts the invoices the subscription's coupon already discounted before it
+	// started (a subscription-mode session's discounted first payment), so a once coupon is spent.
+	CouponInvoices int
 }
 
 // Start is the one way a subscription begins, from the API and from a subscription-mode
@@ -377,7 +380,7 @@ func (svc *Service) Start(tx *db.Tx, a domain.Actor, sub *domain.Subscription, o
 	}
 	st := &state{}
 	if sub.Coupon != nil {
-		st.CouponFrom = now.Unix()
+		st.CouponFrom, st.CouponInvoices = now.Unix(), o.CouponInvoices
 	}
 	if err := core.Emit(tx, a, domain.EventSubscriptionCreated, sub, nil); err != nil {
 		return err

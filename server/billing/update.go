@@ -73,6 +73,9 @@ func (svc *Service) Update(tx *db.Tx, a domain.Actor, id string, p UpdateParams)
 		if len(sub.Items) != 1 {
 			return nil, domain.Invalid("quantity", "quantity changes a subscription of one item; this one has %d: send items with their ids.", len(sub.Items))
 		}
+		if *p.Quantity < 1 || *p.Quantity > MaxQuantity {
+			return nil, domain.Invalid("quantity", "quantity must be between 1 and %d; got %d.", MaxQuantity, *p.Quantity)
+		}
 		id := sub.Items[0].ID
 		p.Items = []ItemParams{{ID: &id, Quantity: p.Quantity}}
 	}
@@ -104,7 +107,7 @@ func (svc *Service) Update(tx *db.Tx, a domain.Actor, id string, p UpdateParams)
 	if p.Coupon.Set {
 		if p.Coupon.Null || p.Coupon.V == "" {
 			sub.Coupon = nil
-		} else {
+		} else if sub.Coupon == nil || *sub.Coupon != p.Coupon.V { // the coupon it has already: nothing changes
 			c, err := findCoupon(tx, a.Scope, p.Coupon.V, sub.Currency)
 			if err != nil {
 				return nil, err
@@ -322,6 +325,34 @@ func (svc *Service) Cancel(tx *db.Tx, a domain.Actor, id string, p CancelParams)
 		return nil, err
 	}
 	return Get(tx, a.Scope, id)
+}
+
+func init() { core.OnDeleteCustomer(cancelCustomerSubscriptions) }
+
+// cancelCustomerSubscriptions cancels now, without prorations or a final invoice, every
+// subscription of a customer being deleted that has not ended (DeleteCustomer's hook), so none
+// renews or duns a customer that no longer exists.
+func cancelCustomerSubscriptions(tx *db.Tx, a domain.Actor, customer string) error {
+	svc := New(nil, "")
+	var after string
+	for {
+		page, more, err := tx.ListSubscriptions(a.Scope, db.SubscriptionFilter{Customer: customer}, db.ListParams{Limit: 100, StartingAfter: after})
+		if err != nil {
+			return err
+		}
+		for _, sub := range page {
+			if domain.SubscriptionFinal(sub.Status) {
+				continue
+			}
+			if err := svc.end(tx, a, sub, tx.Now, CancelParams{}); err != nil {
+				return err
+			}
+		}
+		if !more || len(page) == 0 {
+			return nil
+		}
+		after = page[len(page)-1].ID
+	}
 }
 
 // end cancels a subscription whose service ends at the instant at.

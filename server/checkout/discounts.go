@@ -22,8 +22,8 @@ import (
 // times_redeemed is derived from checkout_discounts and the session's payment_status.
 //
 // Subscription mode: the discount applies to what is due at confirmation (the first payment;
-// zero during a trial). Renewals do not exist yet, so duration (once, repeating, forever) has no
-// further effect; the subscription's checkout_session leads to the session's discount when they do.
+// zero during a trial) and becomes the subscription's coupon, whose duration (once, repeating,
+// forever) then applies to the renewals.
 
 // applied is a discount resolved for a session: its coupon and, when the discount came through a
 // promotion code, that code.

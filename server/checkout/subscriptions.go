@@ -50,7 +50,20 @@ func (svc *Service) startSubscription(tx *db.Tx, a domain.Actor, cs *domain.Chec
 	if trialDays > 0 {
 		trialEnd = tx.Now.UTC().Truncate(time.Second).Add(time.Duration(trialDays) * 24 * time.Hour)
 	}
-	if err := billing.New(svc.Payments, "").Start(tx, a, sub, billing.StartOptions{TrialEnd: trialEnd, Paid: paid}); err != nil {
+	// The session's discount (a coupon, or a promotion code's coupon) is the subscription's
+	// coupon: its duration goes on over the renewals; the session's first payment used it once.
+	couponInvoices := 0
+	if cs.Discount != nil {
+		d, err := findApplied(tx, a.Scope, *cs.Discount, true)
+		if err != nil {
+			return nil, err
+		}
+		sub.Coupon = &d.coupon.ID
+		if cs.DiscountAmount > 0 {
+			couponInvoices = 1
+		}
+	}
+	if err := billing.New(svc.Payments, "").Start(tx, a, sub, billing.StartOptions{TrialEnd: trialEnd, Paid: paid, CouponInvoices: couponInvoices}); err != nil {
 		return nil, err
 	}
 	return sub, nil

@@ -158,8 +158,23 @@ func DeleteCustomer(tx *db.Tx, a domain.Actor, id string) (*domain.Deleted, erro
 	if err != nil {
 		return nil, err
 	}
+	for _, f := range customerDeleteHooks {
+		if err := f(tx, a, id); err != nil {
+			return nil, err
+		}
+	}
 	if err := tx.DeleteCustomer(a.Scope, id); err != nil {
 		return nil, err
 	}
 	return &domain.Deleted{ID: id, Object: "customer", Deleted: true}, emit(tx, a, "customer.deleted", c, nil)
+}
+
+// customerDeleteHooks run inside DeleteCustomer's transaction, before the customer goes: what
+// other domains end with it (billing cancels the customer's running subscriptions, as Stripe
+// does). They are registered by those packages, which import core (core cannot import them).
+var customerDeleteHooks []func(tx *db.Tx, a domain.Actor, customer string) error
+
+// OnDeleteCustomer registers f to run in every DeleteCustomer (call it from a package's init).
+func OnDeleteCustomer(f func(tx *db.Tx, a domain.Actor, customer string) error) {
+	customerDeleteHooks = append(customerDeleteHooks, f)
 }

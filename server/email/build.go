@@ -87,8 +87,8 @@ func Build(in Input) (Content, error) {
 		if f, err := boleto.FormatLine(b.DigitableLine); err == nil {
 			c.Code = f // grouped as printed on the boleto: 23793.38128 60007.827136 …
 		}
-		if pi.PaymentData.Pix != nil && pi.PaymentData.Pix.Code != "" {
-			c.Code2Lbl, c.Code2 = t(l, "boleto_pix"), pi.PaymentData.Pix.Code
+		if b.PixCode != "" { // boleto híbrido: the same charge payable by PIX
+			c.Code2Lbl, c.Code2 = t(l, "boleto_pix"), b.PixCode
 		}
 		if b.URL != "" {
 			c.Actions = append(c.Actions, Action{t(l, "print_boleto"), b.URL})
@@ -123,6 +123,9 @@ func Build(in Input) (Content, error) {
 		}
 		switch in.Kind {
 		case domain.EmailInvoice:
+			if num(inv, "amount_due", "total_amount") <= 0 {
+				return c, ErrNotApplicable // nothing to pay (a trial's invoice): paid when finalized
+			}
 			due := ""
 			if at, ok := instant(inv, "due_date"); ok {
 				due = FormatDay(l, at, in.Zone)

@@ -416,6 +416,7 @@ func (m *Mailer) prepare(ctx context.Context, c *db.EmailClaim) (prepared, error
 	}
 	content, err := Build(in)
 	if errors.Is(err, ErrNotApplicable) {
+		c.Email.To = &to // listed under the customer's address (to=…&status=skipped)
 		p.skip = domain.EmailSkipNotApplicable
 		return p, nil
 	}

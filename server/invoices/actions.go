@@ -3,6 +3,8 @@ package invoices
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 
 	"troco/db"
 	"troco/server/core"
@@ -240,7 +242,34 @@ func (svc *Service) payAsync(tx *db.Tx, a domain.Actor, inv *domain.Invoice, p P
 	if inv.AmountRemaining <= 0 {
 		return inv, markPaid(tx, a, inv, nil)
 	}
-	return svc.PayHosted(tx, a, inv.ID, HostedPayParams{Method: method, Origin: p.Origin})
+	paid, err := svc.PayHosted(tx, a, inv.ID, HostedPayParams{Method: method, Origin: p.Origin})
+	return paid, customerDataError(err, inv.Customer, method)
+}
+
+// customerDataError restates a refusal of the payer's data as what it is through the API: the
+// PIX or boleto takes the name, document and address of the invoice's customer (this request
+// has no billing_address or customer_document of its own), so the error names customer and the
+// customer's field to update.
+func customerDataError(err error, customer, method string) error {
+	e, ok := domain.AsError(err)
+	if !ok || e.Status != http.StatusBadRequest || e.KeepChanges {
+		return err
+	}
+	var field string
+	switch {
+	case strings.HasPrefix(e.Param, "billing_address"):
+		field = "address" + strings.TrimPrefix(e.Param, "billing_address")
+	case e.Param == "customer_document", e.Param == "customer_name", e.Param == "customer_email", e.Param == "customer_phone":
+		field = strings.TrimPrefix(e.Param, "customer_")
+	default:
+		return err
+	}
+	out := *e
+	out.Param = "customer"
+	out.Format, out.Args = "", nil
+	out.Message = fmt.Sprintf("A %s for this invoice takes the payer's data from customer %s: %s Update the customer's %s (POST /v1/customers/%s) and pay again.",
+		method, customer, strings.ReplaceAll(strings.TrimSpace(e.Message), e.Param, field), field, customer)
+	return &out
 }
 
 // paymentMethodFor resolves the card to charge: the one named (a saved card of the invoice's

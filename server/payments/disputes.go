@@ -355,27 +355,26 @@ func (s *Service) applyDisputeStep(tx *db.Tx, st db.DisputeStep) error {
 		}
 		inquiry := d.Status == domain.DisputeWarningUnderReview
 		switch text {
+		// The decision first (charge.dispute.closed), then the money it moves, so the
+		// funds_* event carries the decided dispute, as Stripe sends it after the close.
 		case WinningEvidence:
-			if d.FundsWithdrawn {
-				if err := s.reinstate(tx, a, d); err != nil {
-					return err
-				}
-			}
+			status := domain.DisputeWon
 			if inquiry {
-				return s.finish(tx, a, d, domain.DisputeWarningClosed)
+				status = domain.DisputeWarningClosed
 			}
-			return s.finish(tx, a, d, domain.DisputeWon)
+			if err := s.finish(tx, a, d, status); err != nil || !d.FundsWithdrawn {
+				return err
+			}
+			return s.reinstate(tx, a, d)
 		case LosingEvidence:
-			if !d.FundsWithdrawn {
-				ch, err := tx.FindChargeByID(a.Scope, d.Charge)
-				if err != nil {
-					return err
-				}
-				if err := s.withdraw(tx, a, d, ch); err != nil {
-					return err
-				}
+			if err := s.finish(tx, a, d, domain.DisputeLost); err != nil || d.FundsWithdrawn {
+				return err
 			}
-			return s.finish(tx, a, d, domain.DisputeLost)
+			ch, err := tx.FindChargeByID(a.Scope, d.Charge)
+			if err != nil {
+				return err
+			}
+			return s.withdraw(tx, a, d, ch)
 		}
 		return nil // any other evidence: the review goes on (as a real issuer that has not answered)
 	case stepDue:

@@ -44,7 +44,7 @@ func (s *Service) PixAutoRetryDates(due time.Time) []time.Time {
 }
 
 func errInsufficientFunds() *domain.PaymentError {
-	return &domain.PaymentError{Category: "processing_error", Code: "insufficient_funds",
+	return &domain.PaymentError{Category: "issuer_declined", Code: "insufficient_funds",
 		Message:    "The payer's account had insufficient funds for this Pix Automático charge; it can be retried on the next business day.",
 		AdviceCode: strPtr("try_again_later")}
 }
