@@ -681,3 +681,21 @@ func TestServeRefusesAnotherMasterKey(t *testing.T) {
 	srv = startServe(t, addr, envFrom(nil), "--addr", addr, "--db", dbPath, "--data-dir", first)
 	is.NoErr(srv.stop()) // the right data dir still serves
 }
+
+// TestServePrintsThePlainHTTPAddress: with --http-addr on port 0 (a CI's throwaway instance) the
+// banner names the address the plain-HTTP listener took, and that address answers
+// https_required, as the metrics listener's address is printed.
+func TestServePrintsThePlainHTTPAddress(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	srv := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", ":memory:", "--data-dir", dir, "--metrics-addr", "off", "--http-addr", "127.0.0.1:0")
+	m := regexp.MustCompile(`plain HTTP on http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(srv.stdout.String())
+	is.True(m != nil) // the listener's real address is printed
+	is.True(!strings.HasSuffix(m[1], ":0"))
+	res, err := http.Get("http://" + m[1] + "/v1/customers")
+	is.NoErr(err)
+	defer res.Body.Close()
+	is.Equal(res.StatusCode, 403) // the printed address is the plain listener
+	is.NoErr(srv.stop())
+}

@@ -452,6 +452,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 		mailbox = srv.MailboxLink(cfg.baseURL, org.ID)
 	}
 	printBanner(env, cfg, org, bootKey, caPath, unshown, mailbox)
+	if plainLn != nil {
+		fmt.Fprintf(env.Stdout, "plain HTTP on http://%s (API paths answer 403 https_required; pages redirect to HTTPS)\n", plainLn.Addr())
+	}
 	if metricsSrv != nil {
 		fmt.Fprintf(env.Stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
