@@ -699,3 +699,31 @@ func TestServePrintsThePlainHTTPAddress(t *testing.T) {
 	is.Equal(res.StatusCode, 403) // the printed address is the plain listener
 	is.NoErr(srv.stop())
 }
+
+// TestKeyListShowsExpiredKeys: `troco key list` names an expired key expired, not active (the
+// server already refuses it with 401), beside active and revoked ones.
+func TestKeyListShowsExpiredKeys(t *testing.T) {
+	is := is.New(t)
+	dbPath := filepath.Join(t.TempDir(), "keys.db")
+	getenv := envFrom(nil)
+	var org struct{ ID string }
+	cliJSON(t, getenv, &org, "org", "create", "--name", "Chaves", "--db", dbPath)
+	var soon, revoked, active struct{ ID string }
+	cliJSON(t, getenv, &soon, "key", "create", "--org", org.ID, "--env", "test", "--expires-at", time.Now().UTC().Add(time.Second).Format(time.RFC3339), "--db", dbPath)
+	cliJSON(t, getenv, &revoked, "key", "create", "--org", org.ID, "--env", "test", "--db", dbPath)
+	cliJSON(t, getenv, &active, "key", "create", "--org", org.ID, "--env", "test", "--expires-at", time.Now().UTC().Add(time.Hour).Format(time.RFC3339), "--db", dbPath)
+	_, err := runCLI(t, getenv, "key", "revoke", revoked.ID, "--db", dbPath)
+	is.NoErr(err)
+	time.Sleep(2 * time.Second) // the first key's expiry passes
+
+	out, err := runCLI(t, getenv, "key", "list", "--org", org.ID, "--db", dbPath)
+	is.NoErr(err)
+	state := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "\t")
+		state[f[0]] = f[3]
+	}
+	is.Equal(state[soon.ID], "expired")
+	is.Equal(state[revoked.ID], "revoked")
+	is.Equal(state[active.ID], "active") // an expiry still ahead is active
+}
