@@ -727,3 +727,17 @@ func TestKeyListShowsExpiredKeys(t *testing.T) {
 	is.Equal(state[revoked.ID], "revoked")
 	is.Equal(state[active.ID], "active") // an expiry still ahead is active
 }
+
+// TestServeWithBaseURLPrintsTheListenAddress: with --base-url (the public name behind a proxy)
+// the banner still says where troco listens, so --addr 127.0.0.1:0 stays usable; the base URL
+// is printed beside it.
+func TestServeWithBaseURLPrintsTheListenAddress(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	srv := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", ":memory:", "--data-dir", dir, "--metrics-addr", "off", "--base-url", "https://pay.example.com")
+	first := strings.SplitN(srv.stdout.String(), "\n", 2)[0]
+	is.True(strings.Contains(first, "listening on https://"+addr)) // the real address
+	is.True(strings.Contains(first, "https://pay.example.com"))    // and the base URL
+	is.NoErr(srv.stop())
+}
