@@ -463,6 +463,9 @@ func (s *Service) buyer(tx *db.Tx, sc domain.Scope, pi *domain.PaymentIntent, p 
 	ba := document.Address{Line1: b.Address.Line1, Number: b.Address.Number, Line2: b.Address.Line2, Neighborhood: b.Address.Neighborhood,
 		City: b.Address.City, State: b.Address.State, PostalCode: b.Address.PostalCode, Country: b.Address.Country}
 	if param, err := ba.Validate(); err != nil {
+		if errors.Is(err, document.ErrAddressRequired) {
+			return b, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeParameterMissing, Param: param, Message: err.Error() + "."}
+		}
 		return b, domain.Invalid(param, "%s.", err.Error())
 	}
 	n := ba.Normalize()
