@@ -322,7 +322,8 @@ func TestRecurringPriceValidation(t *testing.T) {
 		{"yearly", map[string]any{"interval": "year"}, "", ""},
 		{"52 weeks", map[string]any{"interval": "week", "interval_count": 52}, "", ""},
 		{"metered", map[string]any{"interval": "day", "usage_type": "metered"}, "", ""},
-		{"missing interval", map[string]any{}, "invalid_request", "recurring[interval]"},
+		{"missing interval", map[string]any{}, "parameter_missing", "recurring[interval]"}, // required and absent
+		{"empty interval", map[string]any{"interval": ""}, "parameter_missing", "recurring[interval]"},
 		{"unknown interval", map[string]any{"interval": "fortnight"}, "invalid_request", "recurring[interval]"},
 		{"more than a year of months", map[string]any{"interval": "month", "interval_count": 13}, "invalid_request", "recurring[interval_count]"},
 		{"two years", map[string]any{"interval": "year", "interval_count": 2}, "invalid_request", "recurring[interval_count]"},
