@@ -681,3 +681,63 @@ func TestServeRefusesAnotherMasterKey(t *testing.T) {
 	srv = startServe(t, addr, envFrom(nil), "--addr", addr, "--db", dbPath, "--data-dir", first)
 	is.NoErr(srv.stop()) // the right data dir still serves
 }
+
+// TestServePrintsThePlainHTTPAddress: with --http-addr on port 0 (a CI's throwaway instance) the
+// banner names the address the plain-HTTP listener took, and that address answers
+// https_required, as the metrics listener's address is printed.
+func TestServePrintsThePlainHTTPAddress(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	srv := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", ":memory:", "--data-dir", dir, "--metrics-addr", "off", "--http-addr", "127.0.0.1:0")
+	m := regexp.MustCompile(`plain HTTP on http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(srv.stdout.String())
+	is.True(m != nil) // the listener's real address is printed
+	is.True(!strings.HasSuffix(m[1], ":0"))
+	res, err := http.Get("http://" + m[1] + "/v1/customers")
+	is.NoErr(err)
+	defer res.Body.Close()
+	is.Equal(res.StatusCode, 403) // the printed address is the plain listener
+	is.NoErr(srv.stop())
+}
+
+// TestKeyListShowsExpiredKeys: `troco key list` names an expired key expired, not active (the
+// server already refuses it with 401), beside active and revoked ones.
+func TestKeyListShowsExpiredKeys(t *testing.T) {
+	is := is.New(t)
+	dbPath := filepath.Join(t.TempDir(), "keys.db")
+	getenv := envFrom(nil)
+	var org struct{ ID string }
+	cliJSON(t, getenv, &org, "org", "create", "--name", "Chaves", "--db", dbPath)
+	var soon, revoked, active struct{ ID string }
+	cliJSON(t, getenv, &soon, "key", "create", "--org", org.ID, "--env", "test", "--expires-at", time.Now().UTC().Add(time.Second).Format(time.RFC3339), "--db", dbPath)
+	cliJSON(t, getenv, &revoked, "key", "create", "--org", org.ID, "--env", "test", "--db", dbPath)
+	cliJSON(t, getenv, &active, "key", "create", "--org", org.ID, "--env", "test", "--expires-at", time.Now().UTC().Add(time.Hour).Format(time.RFC3339), "--db", dbPath)
+	_, err := runCLI(t, getenv, "key", "revoke", revoked.ID, "--db", dbPath)
+	is.NoErr(err)
+	time.Sleep(2 * time.Second) // the first key's expiry passes
+
+	out, err := runCLI(t, getenv, "key", "list", "--org", org.ID, "--db", dbPath)
+	is.NoErr(err)
+	state := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "\t")
+		state[f[0]] = f[3]
+	}
+	is.Equal(state[soon.ID], "expired")
+	is.Equal(state[revoked.ID], "revoked")
+	is.Equal(state[active.ID], "active") // an expiry still ahead is active
+}
+
+// TestServeWithBaseURLPrintsTheListenAddress: with --base-url (the public name behind a proxy)
+// the banner still says where troco listens, so --addr 127.0.0.1:0 stays usable; the base URL
+// is printed beside it.
+func TestServeWithBaseURLPrintsTheListenAddress(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	srv := startServe(t, addr, envFrom(nil), "--addr", addr, "--db", ":memory:", "--data-dir", dir, "--metrics-addr", "off", "--base-url", "https://pay.example.com")
+	first := strings.SplitN(srv.stdout.String(), "\n", 2)[0]
+	is.True(strings.Contains(first, "listening on https://"+addr)) // the real address
+	is.True(strings.Contains(first, "https://pay.example.com"))    // and the base URL
+	is.NoErr(srv.stop())
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"troco/db"
 	"troco/server/domain"
@@ -40,8 +41,9 @@ func (s *Server) authenticate(r *http.Request, need string) (*authInfo, error) {
 			if platform, err = tx.FindOrganizationByID(key.Organization); err != nil {
 				return err
 			}
-			if orgHeader != "" {
+			if orgHeader != "" && utf8.ValidString(orgHeader) {
 				// Routing needs the target active in the key's environment (activation is per environment).
+				// A header that is not UTF-8 names no organization (PostgreSQL refuses such text).
 				target, err = tx.FindOrganizationInMode(orgHeader, key.Livemode)
 				if errors.Is(err, db.ErrNotFound) {
 					target, err = nil, nil

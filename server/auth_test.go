@@ -293,6 +293,7 @@ func TestAuthPlatform(t *testing.T) {
 		{"platform key on an inactive connected org", platKey, inactive.ID, "GET", "/v1/customers", 403, "permission_denied"},
 		{"platform key on another platform's org", platKey, foreign.ID, "GET", "/v1/customers", 403, "permission_denied"},
 		{"platform key on an unknown org", platKey, "org_doesnotexist", "GET", "/v1/customers", 403, "permission_denied"},
+		{"platform key on a header that is not UTF-8", platKey, "org_\xff\xfe", "GET", "/v1/customers", 403, "permission_denied"}, // never looked up (PostgreSQL answered 500)
 		{"platform key on itself", platKey, plat.ID, "GET", "/v1/customers", 403, "permission_denied"},
 		{"org key naming another org", e.Test, connected.ID, "GET", "/v1/customers", 403, "permission_denied"},
 		{"org key naming another org on a write", e.Test, connected.ID, "POST", "/v1/customers", 403, "permission_denied"},

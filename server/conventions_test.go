@@ -322,7 +322,8 @@ func TestRecurringPriceValidation(t *testing.T) {
 		{"yearly", map[string]any{"interval": "year"}, "", ""},
 		{"52 weeks", map[string]any{"interval": "week", "interval_count": 52}, "", ""},
 		{"metered", map[string]any{"interval": "day", "usage_type": "metered"}, "", ""},
-		{"missing interval", map[string]any{}, "invalid_request", "recurring[interval]"},
+		{"missing interval", map[string]any{}, "parameter_missing", "recurring[interval]"}, // required and absent
+		{"empty interval", map[string]any{"interval": ""}, "parameter_missing", "recurring[interval]"},
 		{"unknown interval", map[string]any{"interval": "fortnight"}, "invalid_request", "recurring[interval]"},
 		{"more than a year of months", map[string]any{"interval": "month", "interval_count": 13}, "invalid_request", "recurring[interval_count]"},
 		{"two years", map[string]any{"interval": "year", "interval_count": 2}, "invalid_request", "recurring[interval_count]"},
@@ -700,3 +701,39 @@ func normaliseGolden(v any) any {
 }
 
 func coreKey(orgID string) core.APIKeyInput { return core.APIKeyInput{OrgID: orgID} }
+
+// TestUpdateThatChangesNothingEmitsNoEvent: a `*.updated` event means a field changed and carries
+// its old value in previous_attributes; an update that sends the values the object already has
+// answers the object and emits no event (no webhook for nothing), as organizations already do.
+func TestUpdateThatChangesNothingEmitsNoEvent(t *testing.T) {
+	e := newEnv(t)
+	cus := e.Do("POST", "/v1/customers", e.Test, map[string]any{"name": "Ana", "metadata": map[string]string{"tier": "gold"}})
+	prod := e.Do("POST", "/v1/products", e.Test, map[string]any{"name": "P", "default_price_data": map[string]any{"unit_amount": 100}})
+	pi := e.Do("POST", "/v1/payment-intents", e.Test, map[string]any{"amount": 1000, "description": "d"})
+	cases := []struct {
+		typ, path string
+		same      map[string]any
+		change    map[string]any
+		prev      map[string]any
+	}{
+		{"customer.updated", "/v1/customers/" + cus.Str("id"), map[string]any{"name": "Ana", "metadata": map[string]string{"tier": "gold"}}, map[string]any{"name": "Bia"}, map[string]any{"name": "Ana"}},
+		{"product.updated", "/v1/products/" + prod.Str("id"), map[string]any{"name": "P"}, map[string]any{"name": "Q"}, map[string]any{"name": "P"}},
+		{"price.updated", "/v1/prices/" + prod.Str("default_price"), map[string]any{"is_active": true}, map[string]any{"is_active": false}, map[string]any{"is_active": true}},
+		{"payment_intent.updated", "/v1/payment-intents/" + pi.Str("id"), map[string]any{"amount": 1000, "description": "d"}, map[string]any{"amount": 2000}, map[string]any{"amount": float64(1000)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.typ, func(t *testing.T) {
+			is := is.New(t)
+			count := func() int { return len(e.Do("GET", "/v1/events?type="+tc.typ, e.Test, nil).Data()) }
+			before := count()
+			r := e.Do("POST", tc.path, e.Test, tc.same)
+			is.Equal(r.Status, 200)   // the update is accepted
+			is.Equal(count(), before) // and emits nothing
+			r = e.Do("POST", tc.path, e.Test, tc.change)
+			is.Equal(r.Status, 200)
+			evs := e.Do("GET", "/v1/events?type="+tc.typ, e.Test, nil).Data()
+			is.Equal(len(evs), before+1) // a real change emits one event
+			is.Equal(evs[0]["data"].(map[string]any)["previous_attributes"], tc.prev)
+		})
+	}
+}

@@ -82,6 +82,14 @@ func decodeJSON(body []byte, dst any) error {
 				return e
 			}
 		}
+		if _, custom := domain.AsError(err); custom && mayFoldKeys(trimmed) {
+			// A custom decoder's own refusal (the card's missing number) comes after a key
+			// that only folds to a parameter: that key is what the caller got wrong.
+			w := paramWalker{data: body}
+			if e := w.exactKeys(reflect.TypeOf(dst), ""); e != nil {
+				return e
+			}
+		}
 		return decodeError(err)
 	}
 	if mayFoldKeys(trimmed) {

@@ -14,6 +14,7 @@ import (
 	"troco/db"
 	"troco/server"
 	"troco/server/clock"
+	"troco/server/domain"
 )
 
 // TestBodyTextIsRefusedNotRepaired: duplicate keys, NUL and bidirectional controls, and invalid
@@ -164,4 +165,41 @@ func TestPagesOpenWithQueryTextNotUTF8(t *testing.T) {
 	r = e.Do("GET", "/v1/customers?limit=%zz", e.Test, nil)
 	is.Equal(r.Status, 400) // and a malformed escape
 	is.Equal(r.ErrParam(), "limit")
+}
+
+// TestNULInURLIsRefused: a NUL character in a URL (sent as %00) is a 400 naming the parameter,
+// as in a JSON body, never looked up: PostgreSQL refuses text with NUL, so the lookup was a 500
+// there, and the request-log line with that path was refused with every line of its batch. On
+// both confirm routes (which take a client_secret instead of a key) too.
+func TestNULInURLIsRefused(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, tc := range []struct{ method, path, param, msg string }{
+		{"GET", "/v1/customers/cus_%00", "id", "The id in the URL must not contain the NUL character."},
+		{"GET", "/v1/events/evt_a%00b", "id", "The id in the URL must not contain the NUL character."},
+		{"POST", "/v1/payment-intents/pi_%00/confirm", "id", "The id in the URL must not contain the NUL character."},
+		{"POST", "/v1/checkout-sessions/cs_%00/confirm", "id", "The id in the URL must not contain the NUL character."},
+		{"GET", "/v1/customers?email=a%00b", "email", "The query parameter email must not contain the NUL character."},
+		{"GET", "/v1/charges?limit=2&customer=cus_%00", "customer", "The query parameter customer must not contain the NUL character."},
+		{"GET", "/v1/customers?a%00=1", "", "The query string has a parameter name with the NUL character."},
+		{"GET", "/api/v1/customers/cus_%00", "id", "The id in the URL must not contain the NUL character."},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			is := is.New(t)
+			var body any
+			if tc.method == "POST" {
+				body = map[string]any{}
+			}
+			r := e.Do(tc.method, tc.path, e.Test, body)
+			is.Equal(r.Status, 400)          // refused, not looked up
+			is.Equal(r.ErrParam(), tc.param) // naming the parameter
+			is.Equal(r.ErrMessage(), tc.msg) // and saying why
+		})
+	}
+	logs := waitLogs(t, e, domain.Scope{OrgID: e.Org.ID}, db.RequestLogFilter{}, 2)
+	for _, l := range logs {
+		is.True(!strings.ContainsRune(l.Path, 0)) // the log keeps the request, as text
+	}
+	r := e.Do("GET", "/v1/customers?email=jos%C3%A9@example.com", e.Test, nil)
+	is.Equal(r.Status, 200) // other text passes
 }

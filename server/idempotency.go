@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"troco/db"
 	"troco/server/domain"
@@ -73,9 +74,11 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			return
 		}
 		key := vals[0]
-		if len(vals) > 1 || key == "" || len(key) > maxIdempotencyKey {
+		// The limit is in characters (a UTF-8 key of 255 accented letters is 510 bytes); a key
+		// that is not UTF-8 text could not be stored as text on PostgreSQL.
+		if len(vals) > 1 || key == "" || !utf8.ValidString(key) || utf8.RuneCountInString(key) > maxIdempotencyKey {
 			s.writeError(w, r, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeIdempotencyKeyInvalid, Param: "Idempotency-Key",
-				Message: "The Idempotency-Key header must be 1 to 255 characters."})
+				Message: "The Idempotency-Key header must be 1 to 255 characters of UTF-8 text."})
 			return
 		}
 		a := authFrom(r.Context())

@@ -73,6 +73,23 @@ func TestIdempotency(t *testing.T) {
 		is.Equal(countCustomers(t, e, e.Test, "long@example.com"), 1)
 	})
 
+	t.Run("key length counts characters, not bytes", func(t *testing.T) {
+		is := is.New(t)
+		key := strings.Repeat("é", 255) // 255 characters, 510 bytes of UTF-8
+		r := e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "accents@example.com"}, "Idempotency-Key", key)
+		is.Equal(r.Status, 200) // 255 characters is the maximum, whatever their bytes
+		r = e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "accents@example.com"}, "Idempotency-Key", key)
+		is.Equal(r.Header.Get("Idempotent-Replayed"), "true")
+		r = e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "accents@example.com"}, "Idempotency-Key", key+"é")
+		is.Equal(r.Status, 400) // 256 characters
+		is.Equal(r.ErrCode(), "idempotency_key_invalid")
+		r = e.Do("POST", "/v1/customers", e.Test, map[string]any{"email": "accents@example.com"}, "Idempotency-Key", "k\xffk")
+		is.Equal(r.Status, 400) // not text: a key must be UTF-8 to be stored and compared
+		is.Equal(r.ErrCode(), "idempotency_key_invalid")
+		is.Equal(r.ErrParam(), "Idempotency-Key")
+		is.Equal(countCustomers(t, e, e.Test, "accents@example.com"), 1)
+	})
+
 	t.Run("keys are per organization and per environment", func(t *testing.T) {
 		is := is.New(t)
 		_, otherOrg := e.NewOrg("Outra Ltda", false)

@@ -122,8 +122,13 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			// the query repaired and opens: it reads no such parameter, and a buyer must not get
 			// a JSON error.
 			e := domain.Invalid(fix.key, "The query parameter %s is not valid UTF-8.", fix.key)
-			if fix.nameBad {
+			switch {
+			case fix.nameBad && fix.nul:
+				e = domain.Invalid("", "The query string has a parameter name with the NUL character.")
+			case fix.nameBad:
 				e = domain.Invalid("", "The query string has a parameter name that is not valid UTF-8.")
+			case fix.nul:
+				e = domain.Invalid(fix.key, "The query parameter %s must not contain the NUL character.", fix.key)
 			}
 			s.writeError(sw, r, e)
 			return
@@ -173,7 +178,11 @@ func (s *Server) checkPathText(next http.Handler) http.Handler {
 		if fix, _ := r.Context().Value(ctxURLRepaired).(*urlRepair); fix != nil && fix.path {
 			for _, p := range httprouter.ParamsFromContext(r.Context()) {
 				if strings.ContainsRune(p.Value, utf8.RuneError) {
-					s.writeError(w, r, domain.Invalid(p.Key, "The %s in the URL is not valid UTF-8.", p.Key))
+					if fix.nul {
+						s.writeError(w, r, domain.Invalid(p.Key, "The %s in the URL must not contain the NUL character.", p.Key))
+					} else {
+						s.writeError(w, r, domain.Invalid(p.Key, "The %s in the URL is not valid UTF-8.", p.Key))
+					}
 					return
 				}
 			}

@@ -237,7 +237,8 @@ func TestAsyncTestHelpers(t *testing.T) {
 	is.Equal(r.ErrCode(), "testmode_required")
 }
 
-// TestBoletoValidation: document, name, address and due date rules, in both modes.
+// TestBoletoValidation: document, name, address and due date rules, in both modes; a field
+// left out is 400 parameter_missing, a bad value 400 invalid_request.
 func TestBoletoValidation(t *testing.T) {
 	e := newEnv(t)
 	today := time.Now().UTC()
@@ -246,6 +247,7 @@ func TestBoletoValidation(t *testing.T) {
 		edit  func(b map[string]any)
 		param string
 	}{
+		// A required field left out is parameter_missing; one sent with a bad value invalid_request.
 		{"no document", func(b map[string]any) { delete(b, "customer_document") }, "customer_document"},
 		{"bad CPF check digit", func(b map[string]any) { b["customer_document"] = "529.982.247-26" }, "customer_document"},
 		{"bad CNPJ check digit", func(b map[string]any) { b["customer_document"] = "11.222.333/0001-82" }, "customer_document"},
@@ -254,6 +256,8 @@ func TestBoletoValidation(t *testing.T) {
 		{"bad state", func(b map[string]any) { b["billing_address"].(map[string]any)["state"] = "XX" }, "billing_address[state]"},
 		{"bad CEP", func(b map[string]any) { b["billing_address"].(map[string]any)["postal_code"] = "123" }, "billing_address[postal_code]"},
 		{"no neighborhood", func(b map[string]any) { delete(b["billing_address"].(map[string]any), "neighborhood") }, "billing_address[neighborhood]"},
+		{"empty street", func(b map[string]any) { b["billing_address"].(map[string]any)["line1"] = " " }, "billing_address[line1]"},
+		{"no CEP", func(b map[string]any) { delete(b["billing_address"].(map[string]any), "postal_code") }, "billing_address[postal_code]"},
 		{"past due date", func(b map[string]any) { b["boleto_due_date"] = today.AddDate(0, 0, -1).Format("2006-01-02") }, "boleto_due_date"},
 		{"impossible due date", func(b map[string]any) { b["boleto_due_date"] = "2027-02-30" }, "boleto_due_date"},
 		{"timestamp due date", func(b map[string]any) { b["boleto_due_date"] = "2027-02-10T12:00:00Z" }, "boleto_due_date"},
@@ -271,6 +275,11 @@ func TestBoletoValidation(t *testing.T) {
 				r := e.payConfirm(key, pi.Str("id"), body)
 				is.Equal(r.Status, 400) // rejected before anything, in both modes
 				is.Equal(r.ErrParam(), c.param)
+				code := "invalid_request"
+				if strings.HasPrefix(c.name, "no ") || strings.HasPrefix(c.name, "empty ") {
+					code = "parameter_missing"
+				}
+				is.Equal(r.ErrCode(), code)
 			}
 		})
 	}

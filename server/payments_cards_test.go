@@ -214,3 +214,58 @@ func TestUnknownCardAndLiveMode(t *testing.T) {
 	r = e.payConfirm(e.Live, live.Str("id"), map[string]any{"payment_method_type": "pix"}) // PIX too
 	is.Equal(r.ErrCode(), "processor_unavailable")
 }
+
+// TestCardMissingFieldsAreParameterMissing: a card object without its number, expiry or CVC is
+// a request missing a required parameter (400 parameter_missing naming card[…]), on every
+// endpoint that takes a typed card, not a 402 decline of a card that was never given; an empty
+// or malformed value stays the 402 format decline.
+func TestCardMissingFieldsAreParameterMissing(t *testing.T) {
+	env := newEnv(t)
+	for _, field := range []string{"number", "exp_month", "exp_year", "cvc"} {
+		for _, null := range []bool{false, true} {
+			name := field + " absent"
+			if null {
+				name = field + " null"
+			}
+			t.Run(name, func(t *testing.T) {
+				is := is.New(t)
+				e := withT(env, t)
+				c := payCard("4242424242424242")
+				delete(c, field)
+				if null {
+					c[field] = nil
+				}
+				param := "card[" + field + "]"
+
+				pi := e.payIntent(e.Test, 10000, nil)
+				r := e.payConfirm(e.Test, pi.Str("id"), map[string]any{"card": c})
+				is.Equal(r.Status, 400)
+				is.Equal(r.ErrCode(), "parameter_missing")
+				is.Equal(r.ErrParam(), param)
+				is.Equal(e.payCount(e.Test, "/v1/charges?payment_intent="+pi.Str("id")), 0) // nothing attempted
+
+				r = e.Do("POST", "/v1/payment-methods", e.Test, map[string]any{"type": "credit_card", "card": c})
+				is.Equal(r.Status, 400)
+				is.Equal(r.ErrCode(), "parameter_missing")
+				is.Equal(r.ErrParam(), param)
+
+				si := e.Do("POST", "/v1/setup-intents", e.Test, map[string]any{})
+				is.Equal(si.Status, 200)
+				r = e.Do("POST", "/v1/setup-intents/"+si.Str("id")+"/confirm", e.Test, map[string]any{"card": c})
+				is.Equal(r.Status, 400)
+				is.Equal(r.ErrCode(), "parameter_missing")
+				is.Equal(r.ErrParam(), param)
+			})
+		}
+	}
+	t.Run("empty number stays a decline", func(t *testing.T) {
+		is := is.New(t)
+		e := withT(env, t)
+		c := payCard("")
+		pi := e.payIntent(e.Test, 10000, nil)
+		r := e.payConfirm(e.Test, pi.Str("id"), map[string]any{"card": c})
+		is.Equal(r.Status, 402)
+		is.Equal(r.ErrCode(), "invalid_number")
+		is.Equal(r.ErrParam(), "card[number]")
+	})
+}

@@ -227,6 +227,19 @@ type urlRepair struct {
 	query   bool
 	key     string // the parameter's name, repaired
 	nameBad bool
+	nul     bool // what was repaired was a NUL character (valid UTF-8, refused as text)
+}
+
+// badText reports whether s cannot be stored as text: bytes that are not UTF-8, or a NUL
+// (PostgreSQL refuses both), and whether the reason is a NUL.
+func badText(s string) (bad, nul bool) {
+	nul = strings.IndexByte(s, 0) >= 0
+	return nul || !utf8.ValidString(s), nul
+}
+
+// repairText is s made storable text: U+FFFD for bytes that are not UTF-8 and for NUL.
+func repairText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // validURLText replaces, in a request's path and query values, bytes that are not UTF-8 (sent
@@ -236,48 +249,57 @@ type urlRepair struct {
 // for the query, checkPathText for an id), never a lookup of a value the client did not send.
 func validURLText(r *http.Request) *urlRepair {
 	var fix *urlRepair
-	if !utf8.ValidString(r.URL.Path) {
-		r.URL.Path = strings.ToValidUTF8(r.URL.Path, "\uFFFD")
+	if bad, nul := badText(r.URL.Path); bad {
+		r.URL.Path = repairText(r.URL.Path)
 		r.URL.RawPath = ""
-		fix = &urlRepair{path: true}
+		fix = &urlRepair{path: true, nul: nul}
 	}
 	raw := r.URL.RawQuery
 	if strings.IndexByte(raw, '%') < 0 && utf8.ValidString(raw) {
 		return fix
 	}
-	if u, err := url.QueryUnescape(raw); err != nil || utf8.ValidString(u) {
-		return fix // valid, or malformed escapes checkQuery refuses
+	if u, err := url.QueryUnescape(raw); err != nil {
+		return fix // malformed escapes checkQuery refuses
+	} else if bad, _ := badText(u); !bad {
+		return fix
 	}
 	if fix == nil {
 		fix = &urlRepair{}
+	} else {
+		fix.nul = false // the query's reason is the one reported
 	}
 	parts := strings.Split(raw, "&")
 	for i, p := range parts {
 		k, v, hasV := strings.Cut(p, "=")
-		key, keyBad := validQueryPart(k)
+		key, keyBad, keyNUL := validQueryPart(k)
 		parts[i] = key
 		if hasV {
-			val, valBad := validQueryPart(v)
+			val, valBad, valNUL := validQueryPart(v)
 			parts[i] += "=" + val
 			if valBad && !fix.query {
-				fix.query, fix.key = true, unescaped(key)
+				fix.query, fix.key, fix.nul = true, unescaped(key), valNUL
 			}
 		}
 		if keyBad && !fix.query {
-			fix.query, fix.nameBad = true, true
+			fix.query, fix.nameBad, fix.nul = true, true, keyNUL
 		}
 	}
 	r.URL.RawQuery = strings.Join(parts, "&")
 	return fix
 }
 
-// validQueryPart is raw with its %-decoded text made valid UTF-8, and whether it had to be.
-func validQueryPart(raw string) (string, bool) {
+// validQueryPart is raw with its %-decoded text made storable text (valid UTF-8, no NUL), whether
+// it had to be, and whether for a NUL.
+func validQueryPart(raw string) (string, bool, bool) {
 	u, err := url.QueryUnescape(raw)
-	if err != nil || utf8.ValidString(u) {
-		return raw, false
+	if err != nil {
+		return raw, false, false
 	}
-	return url.QueryEscape(strings.ToValidUTF8(u, "\uFFFD")), true
+	bad, nul := badText(u)
+	if !bad {
+		return raw, false, false
+	}
+	return url.QueryEscape(repairText(u)), true, nul
 }
 
 func unescaped(raw string) string {

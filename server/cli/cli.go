@@ -498,7 +498,9 @@ func keyList(ctx context.Context, env Env, args []string) error {
 	}
 	defer d.Close()
 	var keys []*domain.APIKey
+	var now time.Time
 	err = d.Read(ctx, func(tx *db.Tx) error {
+		now = tx.Now
 		if _, err := tx.FindOrganizationByID(*org); err != nil {
 			if errors.Is(err, db.ErrNotFound) {
 				return domain.NotFound("org", "organization", *org)
@@ -516,8 +518,11 @@ func keyList(ctx context.Context, env Env, args []string) error {
 	}
 	for _, k := range keys {
 		state := "active"
-		if !k.RevokedAt.IsZero() {
+		switch {
+		case !k.RevokedAt.IsZero():
 			state = "revoked"
+		case k.Expired(now):
+			state = "expired" // the server refuses it (401)
 		}
 		fmt.Fprintf(env.Stdout, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Environment, strings.Join(k.Scopes, ","), state, k.TokenHint, k.Name)
 	}

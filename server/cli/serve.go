@@ -40,6 +40,7 @@ import (
 // serveConfig is the parsed configuration of `troco serve`.
 type serveConfig struct {
 	addr, dbPath, dataDir, baseURL string
+	listenURL                      string // https:// and the address the listener took, when --base-url names another
 	tlsCert, tlsKey, autocert      string
 	httpAddr, sandboxKey           string
 	simDelay                       time.Duration
@@ -249,6 +250,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
+	if cfg.baseURL != "" {
+		cfg.listenURL = "https://" + ln.Addr().String()
+	}
 	if cfg.baseURL == "" {
 		host := "localhost"
 		if cfg.autocert != "" {
@@ -452,6 +456,9 @@ func serve(ctx context.Context, env Env, args []string) error {
 		mailbox = srv.MailboxLink(cfg.baseURL, org.ID)
 	}
 	printBanner(env, cfg, org, bootKey, caPath, unshown, mailbox)
+	if plainLn != nil {
+		fmt.Fprintf(env.Stdout, "plain HTTP on http://%s (API paths answer 403 https_required; pages redirect to HTTPS)\n", plainLn.Addr())
+	}
 	if metricsSrv != nil {
 		fmt.Fprintf(env.Stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
@@ -605,7 +612,11 @@ func httpsRequired(baseURL string) http.Handler {
 
 func printBanner(env Env, cfg *serveConfig, org *domain.Organization, key *domain.APIKey, caPath, unshown, mailbox string) {
 	w := env.Stdout
-	fmt.Fprintf(w, "troco %s listening on %s\n", Version, cfg.baseURL)
+	if cfg.listenURL != "" && cfg.listenURL != cfg.baseURL {
+		fmt.Fprintf(w, "troco %s listening on %s (base URL %s)\n", Version, cfg.listenURL, cfg.baseURL)
+	} else {
+		fmt.Fprintf(w, "troco %s listening on %s\n", Version, cfg.baseURL)
+	}
 	if caPath != "" {
 		fmt.Fprintf(w, "local CA certificate: %s (use: curl --cacert %s ...)\n", caPath, caPath)
 	}

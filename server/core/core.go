@@ -5,13 +5,15 @@ package core
 
 import (
 	"errors"
+	"strings"
 
 	"troco/db"
 	"troco/server/domain"
 )
 
 // emit writes an event for obj in the actor's scope within tx. prev, when non-nil, is the object
-// before the change; the changed top-level fields' old values become previous_attributes.
+// before the change; the changed top-level fields' old values become previous_attributes. A
+// `*.updated` event whose object did not change is not written.
 func emit(tx *db.Tx, a domain.Actor, typ string, obj, prev any) error {
 	e := &domain.Event{Type: typ, Data: domain.EventData{Object: obj}}
 	if a.RequestID != "" {
@@ -20,6 +22,9 @@ func emit(tx *db.Tx, a domain.Actor, typ string, obj, prev any) error {
 	}
 	if prev != nil {
 		e.Data.PreviousAttributes = diff(prev, obj)
+		if len(e.Data.PreviousAttributes) == 0 && strings.HasSuffix(typ, ".updated") {
+			return nil // an update that changed nothing: no "updated" event for nothing
+		}
 	}
 	return tx.InsertEvent(a.Scope, e)
 }

@@ -82,6 +82,9 @@ type Recurring struct {
 // usage licensed or metered, trial 0..730 days.
 func (r *Recurring) Validate(param string) error {
 	limits := map[string]int{"day": 365, "week": 52, "month": 12, "year": 1}
+	if r.Interval == "" {
+		return Missing(param + "[interval]")
+	}
 	limit, ok := limits[r.Interval]
 	if !ok {
 		return Invalid(param+"[interval]", "interval must be one of day, week, month or year.")

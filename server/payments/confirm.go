@@ -42,21 +42,33 @@ func (c CardParams) input() card.Input {
 
 // UnmarshalJSON accepts what card forms send: exp_month and exp_year as numbers or strings of
 // digits ("12"), and cvc as a string or a number. Unknown fields and other types are the usual
-// 400 naming the param (card[exp_month]).
+// 400 naming the param (card[exp_month]). A card object without number, exp_month, exp_year or
+// cvc (absent or null) is 400 parameter_missing naming it (card[number]): a card never given is
+// not a decline; an empty or malformed value is, and Validate answers it with its 402 code.
 func (c *CardParams) UnmarshalJSON(b []byte) error {
 	var raw struct {
-		Number     string     `json:"number"`
-		ExpMonth   lenientInt `json:"exp_month"`
-		ExpYear    lenientInt `json:"exp_year"`
-		CVC        lenientStr `json:"cvc"`
-		HolderName string     `json:"holder_name"`
+		Number     *string     `json:"number"`
+		ExpMonth   *lenientInt `json:"exp_month"`
+		ExpYear    *lenientInt `json:"exp_year"`
+		CVC        *lenientStr `json:"cvc"`
+		HolderName string      `json:"holder_name"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
 		return err
 	}
-	*c = CardParams{Number: raw.Number, ExpMonth: int(raw.ExpMonth), ExpYear: int(raw.ExpYear), CVC: string(raw.CVC), HolderName: raw.HolderName}
+	switch {
+	case raw.Number == nil:
+		return domain.Missing("card[number]")
+	case raw.ExpMonth == nil:
+		return domain.Missing("card[exp_month]")
+	case raw.ExpYear == nil:
+		return domain.Missing("card[exp_year]")
+	case raw.CVC == nil:
+		return domain.Missing("card[cvc]")
+	}
+	*c = CardParams{Number: *raw.Number, ExpMonth: int(*raw.ExpMonth), ExpYear: int(*raw.ExpYear), CVC: string(*raw.CVC), HolderName: raw.HolderName}
 	return nil
 }
 
@@ -451,6 +463,9 @@ func (s *Service) buyer(tx *db.Tx, sc domain.Scope, pi *domain.PaymentIntent, p 
 	ba := document.Address{Line1: b.Address.Line1, Number: b.Address.Number, Line2: b.Address.Line2, Neighborhood: b.Address.Neighborhood,
 		City: b.Address.City, State: b.Address.State, PostalCode: b.Address.PostalCode, Country: b.Address.Country}
 	if param, err := ba.Validate(); err != nil {
+		if errors.Is(err, document.ErrAddressRequired) {
+			return b, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeParameterMissing, Param: param, Message: err.Error() + "."}
+		}
 		return b, domain.Invalid(param, "%s.", err.Error())
 	}
 	n := ba.Normalize()
