@@ -377,7 +377,41 @@ func pretty(v any) string {
 	if err != nil {
 		return ""
 	}
-	return string(b)
+	return readableJSON(b)
+}
+
+// readableJSON undoes encoding/json's HTML escapes (\u003c, \u003e, \u0026) in JSON shown on a
+// page, so a name reads "<b>" as the API sent it; the page escapes the text for HTML itself. An
+// escaped backslash (\\) is copied whole, so a caller's own "\u003c" text stays as it was.
+func readableJSON(b []byte) string {
+	var out strings.Builder
+	out.Grow(len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out.WriteByte(b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			switch string(b[i+2 : i+6]) {
+			case "003c":
+				out.WriteByte('<')
+				i += 5
+				continue
+			case "003e":
+				out.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				out.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		out.WriteByte(b[i])
+		out.WriteByte(b[i+1])
+		i++
+	}
+	return out.String()
 }
 
 func (q *dashReq) link(kind, id string) string {

@@ -411,3 +411,28 @@ func TestDashboardEnvSwitchFromHome(t *testing.T) {
 		is.Equal(st, http.StatusOK)
 	}
 }
+
+// The JSON an object page and a request-log page show reads as the API sent it: "<b>" and "&",
+// not encoding/json's HTML escapes "\u003cb\u003e" and "\u0026" (the page itself escapes them).
+func TestDashboardJSONShowsTextAsSent(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	text := `<b>Ana</b> & "Co" \u003c`
+	c := e.Do("POST", "/v1/customers", e.Test, map[string]any{"name": text, "email": "ana@example.com", "metadata": map[string]string{"k": text}})
+	is.Equal(c.Status, 200)
+	b := e.signedIn(e.Org.ID, "owner@example.com", domain.RoleOwner)
+	st, body, _ := b.get("/dashboard/test/customers/" + c.Str("id"))
+	is.Equal(st, http.StatusOK)
+	is.True(!strings.Contains(body, `\u003cb`))                                    // the object's JSON shows "<b>"
+	is.True(!strings.Contains(body, `\u0026`))                                     // and "&"
+	is.True(strings.Contains(body, `\\u003c`))                                     // a backslash the caller sent stays escaped
+	is.True(strings.Contains(body, `&lt;b&gt;Ana&lt;/b&gt; &amp; \&#34;Co\&#34;`)) // escaped for HTML once
+	st, body, _ = b.get("/dashboard/test/logs")
+	is.Equal(st, http.StatusOK)
+	m := regexp.MustCompile(`href="(/dashboard/test/logs/req_[^"]+)"`).FindAllStringSubmatch(body, -1)
+	is.True(len(m) > 0)
+	for _, l := range m {
+		_, body, _ = b.get(l[1])
+		is.True(!strings.Contains(body, `\u003cb`)) // request and response bodies too
+	}
+}
