@@ -65,6 +65,8 @@ func TestHostedCheckoutPage(t *testing.T) {
 	is.True(strings.Contains(en.Body, `<html lang="en">`))
 	is.True(strings.Contains(en.Body, "Your booking"))
 	is.Equal(en.textOf("pay-button"), "Book R$100.00")
+	is.True(strings.Contains(en.Body, `placeholder="MM/YY"`)) // the expiry's placeholder is English too
+	is.True(strings.Contains(p.Body, `placeholder="MM/AA"`))
 	b.lang = "pt-BR,pt;q=0.9,en;q=0.8"
 	is.True(strings.Contains(b.get(s.Str("url")).Body, `<html lang="pt-BR">`))
 	is.True(strings.Contains(b.get(s.Str("url")+"&lang=en").Body, `<html lang="en">`))
