@@ -427,9 +427,15 @@ func TestDashboardJSONShowsTextAsSent(t *testing.T) {
 	is.True(!strings.Contains(body, `\u0026`))                                     // and "&"
 	is.True(strings.Contains(body, `\\u003c`))                                     // a backslash the caller sent stays escaped
 	is.True(strings.Contains(body, `&lt;b&gt;Ana&lt;/b&gt; &amp; \&#34;Co\&#34;`)) // escaped for HTML once
-	st, body, _ = b.get("/dashboard/test/logs")
-	is.Equal(st, http.StatusOK)
-	m := regexp.MustCompile(`href="(/dashboard/test/logs/req_[^"]+)"`).FindAllStringSubmatch(body, -1)
+	var m [][]string
+	for range 200 { // the request log is written behind the responses
+		st, body, _ = b.get("/dashboard/test/logs")
+		is.Equal(st, http.StatusOK)
+		if m = regexp.MustCompile(`href="(/dashboard/test/logs/req_[^"]+)"`).FindAllStringSubmatch(body, -1); len(m) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	is.True(len(m) > 0)
 	for _, l := range m {
 		_, body, _ = b.get(l[1])
