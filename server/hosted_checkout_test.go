@@ -377,3 +377,33 @@ func TestHostedCheckoutOrganizationBranding(t *testing.T) {
 	bad = e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"checkout_settings": map[string]any{"colour": "x"}})
 	is.Equal(bad.Status, 400)
 }
+
+// The hosted form obeys the text rules of the JSON API: a bidirectional override, a NUL or text
+// that is not UTF-8 in any field is refused naming the field, and nothing is confirmed or stored.
+func TestHostedCheckoutRefusesControlText(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, tc := range []struct{ field, value string }{
+		{"customer_name", "Ana \u202eevil"},
+		{"customer_email", "ana\x00@example.com"},
+		{"line1", "Rua \u2066A"},
+		{"customer_name", "Ana \xff"},
+	} {
+		s := e.coSimple(e.Test, nil)
+		b := e.newBrowser(t)
+		f := b.get(s.Str("url")).hidden()
+		for k, v := range map[string]string{"customer_email": "ana@example.com", "customer_name": "Ana Souza", "payment_method_type": "boleto",
+			"customer_document": "529.982.247-25", "postal_code": "01310-100", "state": "SP", "line1": "Avenida Paulista", "number": "1000",
+			"neighborhood": "Bela Vista", "city": "São Paulo"} {
+			f.Set(k, v)
+		}
+		f.Set(tc.field, tc.value)
+		r := b.post("/checkout/"+s.Str("id")+"/confirm", f)
+		is.Equal(r.Status, 400) // the form again, with the reason
+		is.True(strings.Contains(r.Body, `class="field has-error"`))
+		g := e.Do("GET", "/v1/checkout-sessions/"+s.Str("id"), e.Test, nil)
+		is.Equal(g.Body["status"], "open")
+		is.Equal(g.Body["payment_intent"], nil) // nothing confirmed
+		is.Equal(g.Body["customer_name"], nil)  // nothing stored
+	}
+}

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -107,6 +109,25 @@ func walkJSONText(body []byte) *domain.Error {
 			afterValue()
 		}
 	}
+}
+
+// checkFormText applies the JSON bodies' text rules (valid UTF-8, no NUL, no bidirectional
+// control character) to every value of a form posted to a page, naming the first field (in name
+// order) that breaks one, so a page cannot store what the API refuses.
+func checkFormText(f url.Values) *domain.Error {
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, v := range f[k] {
+			if e := checkText(v, []byte(v), k); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
 }
 
 // checkText checks one decoded string s, read from raw (its bytes in the body, with separators).
