@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -405,5 +406,27 @@ func TestHostedCheckoutRefusesControlText(t *testing.T) {
 		is.Equal(g.Body["status"], "open")
 		is.Equal(g.Body["payment_intent"], nil) // nothing confirmed
 		is.Equal(g.Body["customer_name"], nil)  // nothing stored
+	}
+}
+
+// A rejected field is marked aria-invalid="true" for screen readers (a bare aria-invalid is an
+// empty value, which ARIA reads as false).
+func TestHostedCheckoutMarksRejectedFieldInvalid(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for field, value := range map[string]string{"customer_email": "not-an-email", "card_exp": "13/99"} {
+		s := e.coSimple(e.Test, nil)
+		b := e.newBrowser(t)
+		f := b.get(s.Str("url")).hidden()
+		for k, v := range map[string]string{"customer_email": "ana@example.com", "customer_name": "Ana Souza", "payment_method_type": "credit_card",
+			"card_number": "4242424242424242", "card_exp": "12/40", "card_cvc": "123", "card_name": "ANA SOUZA"} {
+			f.Set(k, v)
+		}
+		f.Set(field, value)
+		r := b.post("/checkout/"+s.Str("id")+"/confirm", f)
+		is.True(r.Status == 400 || r.Status == 402) // the form again, with the reason
+		input := regexp.MustCompile(`<input[^>]*name="` + field + `"[^>]*>`).FindString(r.Body)
+		is.True(strings.Contains(input, `aria-invalid="true"`))   // the rejected field, announced as invalid
+		is.Equal(strings.Count(r.Body, `aria-invalid="true"`), 1) // and no other
 	}
 }
