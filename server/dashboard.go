@@ -59,6 +59,10 @@ func (s *Server) handleDashboard() http.Handler {
 				http.Error(w, pages.T(dashLang(r), "The form could not be read."), http.StatusBadRequest)
 				return
 			}
+			if e := checkFormText(r.PostForm); e != nil { // the API's text rules, for every form
+				http.Error(w, fmt.Sprintf(pages.T(dashLang(r), "The field %s holds invisible control characters or text that is not UTF-8; remove them and send the form again."), e.Param), http.StatusBadRequest)
+				return
+			}
 		} else if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			http.Error(w, pages.T(dashLang(r), "Method not allowed."), http.StatusMethodNotAllowed)
 			return

@@ -442,3 +442,29 @@ func TestDashboardJSONShowsTextAsSent(t *testing.T) {
 		is.True(!strings.Contains(body, `\u003cb`)) // request and response bodies too
 	}
 }
+
+// Dashboard forms obey the API's text rules: a bidirectional override, a NUL or broken UTF-8 in
+// any field is refused and nothing is stored.
+func TestDashboardRefusesControlText(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	b := e.signedIn(e.Org.ID, "owner@example.com", domain.RoleOwner)
+	for _, tc := range []struct {
+		path string
+		form url.Values
+	}{
+		{"/dashboard/test/settings", url.Values{"timezone": {"America/Sao_Paulo"}, "display_name": {"Loja \u202eadtL"}}},
+		{"/dashboard/test/settings", url.Values{"timezone": {"America/Sao_Paulo"}, "display_name": {"Loja\x00"}}},
+		{"/dashboard/test/webhooks", url.Values{"url": {"https://example.com/h"}, "enabled_events": {"*"}, "description": {"meu \u2066endpoint"}}},
+		{"/dashboard/test/settings/people", url.Values{"email": {"ana\xff@example.com"}, "role": {"admin"}}},
+	} {
+		b.get(tc.path)
+		st, body, _ := b.post(tc.path, tc.form)
+		is.Equal(st, http.StatusBadRequest)
+		is.True(strings.Contains(body, "caracteres de controle")) // in the person's language (pt-BR by default)
+	}
+	org := e.Do("GET", "/v1/organizations/"+e.Org.ID, e.Test, nil)
+	is.Equal(digStr(org.Body, "checkout_settings.branding.display_name"), "") // nothing stored
+	is.Equal(len(e.Do("GET", "/v1/webhook-endpoints", e.Test, nil).Body["data"].([]any)), 0)
+	is.Equal(len(e.usersOf(e.Org.ID)), 1)
+}
