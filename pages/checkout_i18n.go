@@ -102,6 +102,7 @@ var messages = map[string][2]string{
 	"card_number":           {"Número do cartão", "Card number"},
 	"card_brand":            {"Bandeira", "Brand"},
 	"card_exp":              {"Validade (MM/AA)", "Expiry (MM/YY)"},
+	"card_exp_placeholder":  {"MM/AA", "MM/YY"},
 	"card_cvc":              {"Código de segurança (CVV)", "Security code (CVC)"},
 	"card_holder":           {"Nome impresso no cartão", "Name on card"},
 	"installments":          {"Parcelamento", "Instalments"},

@@ -400,3 +400,12 @@ func (c *Checkout) DocumentHint() string {
 	}
 	return c.Lang.T("document_hint")
 }
+
+// invalid is the aria-invalid value of a card field: "true" when the server rejected it. (A bare
+// aria-invalid attribute is an empty value, which ARIA reads as false.)
+func (c *Checkout) invalid(field string) string {
+	if c.Error != nil && c.Error.Field == field {
+		return "true"
+	}
+	return "false"
+}

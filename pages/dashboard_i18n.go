@@ -42,7 +42,8 @@ var ptBR = map[string]string{
 	"expired":                               "expirada", "Remove": "Remover", "Organization": "Organização", "Switch": "Trocar",
 	"Switch organization": "Trocar de organização", "Now": "Agora", "Secret": "Segredo",
 	"Too many failed sign-ins from your network address. Try again in %d minutes.": "Muitas tentativas de acesso sem sucesso a partir do seu endereço de rede. Tente de novo em %d minutos.",
-	"The form could not be read.": "Não foi possível ler o formulário.", "Method not allowed.": "Método não permitido.",
+	"The form could not be read.": "Não foi possível ler o formulário.",
+	"The field %s holds invisible control characters or text that is not UTF-8; remove them and send the form again.": "O campo %s contém caracteres de controle invisíveis ou texto que não é UTF-8; remova-os e envie o formulário de novo.", "Method not allowed.": "Método não permitido.",
 	"Requests made with this key": "Requisições feitas com esta chave",
 	"Sign in first.":              "Entre primeiro.", "Internal error; request": "Erro interno; requisição",
 }

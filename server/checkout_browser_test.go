@@ -280,6 +280,22 @@ func TestBrowserCheckoutBoleto(t *testing.T) {
 	line := strings.NewReplacer(".", "", " ", "").Replace(br.text("boleto-line"))
 	is.NoErr(boleto.ValidateLine(line)) // a linha digitável with valid check digits
 	is.True(br.has("simulate-payment"))
+	// At phone width the digitable line wraps only between its groups, as on the printed boleto.
+	var groupsWhole bool
+	br.do("phone layout", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Sleep(100*time.Millisecond),
+		chromedp.Evaluate(`(() => { const el = document.querySelector('[data-testid="boleto-line"]'); const t = el.textContent.trim();
+			if (t.split(/\s+/).length !== 5) return false;
+			const r = document.createRange(); let tops = [];
+			for (const node of [...el.querySelectorAll('*'), el].flatMap(n => [...n.childNodes]).filter(n => n.nodeType === 3)) {
+				let i = 0;
+				for (const w of node.textContent.split(' ')) {
+					if (w) { r.setStart(node, i); r.setEnd(node, i + w.length); const rects = [...r.getClientRects()]; if (new Set(rects.map(x => Math.round(x.top))).size > 1) return false; }
+					i += w.length + 1;
+				}
+			}
+			return true; })()`, &groupsWhole),
+		chromedp.EmulateViewport(1280, 900))
+	is.True(groupsWhole) // no group of the line is split across two lines
 	br.shoot("boleto")
 	print := "/checkout/" + s.Str("id") + "/boleto?secret=" + s.Str("client_secret")
 	br.do("print view", chromedp.Navigate(e.URL()+print), chromedp.WaitVisible(tid("boleto-print-view"), chromedp.ByQuery))

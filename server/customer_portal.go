@@ -213,6 +213,10 @@ func (s *Server) portalForm(w http.ResponseWriter, r *http.Request) (*db.PortalB
 		http.Error(w, "This form expired; reload the page.", http.StatusForbidden)
 		return nil, false
 	}
+	if e := checkFormText(r.PostForm); e != nil { // the API's text rules: nothing is saved
+		s.portalDone(w, r, e, "")
+		return nil, false
+	}
 	return pb, true
 }
 

@@ -79,6 +79,12 @@ func TestCustomerPortal(t *testing.T) {
 	is.True(strings.Contains(res.Location, "e=resource_missing"))
 	is.Equal(e.sub(otherSub.Str("id")).Body["cancel_at_period_end"], false)
 
+	// A holder name with a bidirectional override is refused as the API refuses it; nothing is saved.
+	res = b.post("/portal/card", url.Values{"csrf": {csrf}, "number": {"5555 5555 5555 4444"}, "exp_month": {"12"}, "exp_year": {"31"}, "cvc": {"123"}, "holder_name": {"Ana \u202eX"}})
+	is.Equal(res.Status, 303)
+	is.True(strings.Contains(res.Location, "e=invalid_request"))
+	is.Equal(e.sub(sub.Str("id")).Str("default_payment_method"), pm)
+
 	// Replace the card: a setup intent saves it and the subscription charges it from now on.
 	res = b.post("/portal/card", url.Values{"csrf": {csrf}, "number": {"5555 5555 5555 4444"}, "exp_month": {"12"}, "exp_year": {"31"}, "cvc": {"123"}, "holder_name": {"Ana Souza"}})
 	is.Equal(res.Status, 303)

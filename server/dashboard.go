@@ -59,6 +59,10 @@ func (s *Server) handleDashboard() http.Handler {
 				http.Error(w, pages.T(dashLang(r), "The form could not be read."), http.StatusBadRequest)
 				return
 			}
+			if e := checkFormText(r.PostForm); e != nil { // the API's text rules, for every form
+				http.Error(w, fmt.Sprintf(pages.T(dashLang(r), "The field %s holds invisible control characters or text that is not UTF-8; remove them and send the form again."), e.Param), http.StatusBadRequest)
+				return
+			}
 		} else if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			http.Error(w, pages.T(dashLang(r), "Method not allowed."), http.StatusMethodNotAllowed)
 			return
@@ -377,7 +381,41 @@ func pretty(v any) string {
 	if err != nil {
 		return ""
 	}
-	return string(b)
+	return readableJSON(b)
+}
+
+// readableJSON undoes encoding/json's HTML escapes (\u003c, \u003e, \u0026) in JSON shown on a
+// page, so a name reads "<b>" as the API sent it; the page escapes the text for HTML itself. An
+// escaped backslash (\\) is copied whole, so a caller's own "\u003c" text stays as it was.
+func readableJSON(b []byte) string {
+	var out strings.Builder
+	out.Grow(len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out.WriteByte(b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			switch string(b[i+2 : i+6]) {
+			case "003c":
+				out.WriteByte('<')
+				i += 5
+				continue
+			case "003e":
+				out.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				out.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		out.WriteByte(b[i])
+		out.WriteByte(b[i+1])
+		i++
+	}
+	return out.String()
 }
 
 func (q *dashReq) link(kind, id string) string {

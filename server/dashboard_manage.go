@@ -431,7 +431,7 @@ func orDash(s string) string {
 	if json.Indent(&b, []byte(s), "", "  ") != nil {
 		return s
 	}
-	return b.String()
+	return readableJSON(b.Bytes())
 }
 
 // objectLink is the dashboard page of an object id, by its prefix ("" when there is none).

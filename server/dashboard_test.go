@@ -411,3 +411,60 @@ func TestDashboardEnvSwitchFromHome(t *testing.T) {
 		is.Equal(st, http.StatusOK)
 	}
 }
+
+// The JSON an object page and a request-log page show reads as the API sent it: "<b>" and "&",
+// not encoding/json's HTML escapes "\u003cb\u003e" and "\u0026" (the page itself escapes them).
+func TestDashboardJSONShowsTextAsSent(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	text := `<b>Ana</b> & "Co" \u003c`
+	c := e.Do("POST", "/v1/customers", e.Test, map[string]any{"name": text, "email": "ana@example.com", "metadata": map[string]string{"k": text}})
+	is.Equal(c.Status, 200)
+	b := e.signedIn(e.Org.ID, "owner@example.com", domain.RoleOwner)
+	st, body, _ := b.get("/dashboard/test/customers/" + c.Str("id"))
+	is.Equal(st, http.StatusOK)
+	is.True(!strings.Contains(body, `\u003cb`))                                    // the object's JSON shows "<b>"
+	is.True(!strings.Contains(body, `\u0026`))                                     // and "&"
+	is.True(strings.Contains(body, `\\u003c`))                                     // a backslash the caller sent stays escaped
+	is.True(strings.Contains(body, `&lt;b&gt;Ana&lt;/b&gt; &amp; \&#34;Co\&#34;`)) // escaped for HTML once
+	var m [][]string
+	for range 200 { // the request log is written behind the responses
+		st, body, _ = b.get("/dashboard/test/logs")
+		is.Equal(st, http.StatusOK)
+		if m = regexp.MustCompile(`href="(/dashboard/test/logs/req_[^"]+)"`).FindAllStringSubmatch(body, -1); len(m) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	is.True(len(m) > 0)
+	for _, l := range m {
+		_, body, _ = b.get(l[1])
+		is.True(!strings.Contains(body, `\u003cb`)) // request and response bodies too
+	}
+}
+
+// Dashboard forms obey the API's text rules: a bidirectional override, a NUL or broken UTF-8 in
+// any field is refused and nothing is stored.
+func TestDashboardRefusesControlText(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	b := e.signedIn(e.Org.ID, "owner@example.com", domain.RoleOwner)
+	for _, tc := range []struct {
+		path string
+		form url.Values
+	}{
+		{"/dashboard/test/settings", url.Values{"timezone": {"America/Sao_Paulo"}, "display_name": {"Loja \u202eadtL"}}},
+		{"/dashboard/test/settings", url.Values{"timezone": {"America/Sao_Paulo"}, "display_name": {"Loja\x00"}}},
+		{"/dashboard/test/webhooks", url.Values{"url": {"https://example.com/h"}, "enabled_events": {"*"}, "description": {"meu \u2066endpoint"}}},
+		{"/dashboard/test/settings/people", url.Values{"email": {"ana\xff@example.com"}, "role": {"admin"}}},
+	} {
+		b.get(tc.path)
+		st, body, _ := b.post(tc.path, tc.form)
+		is.Equal(st, http.StatusBadRequest)
+		is.True(strings.Contains(body, "caracteres de controle")) // in the person's language (pt-BR by default)
+	}
+	org := e.Do("GET", "/v1/organizations/"+e.Org.ID, e.Test, nil)
+	is.Equal(digStr(org.Body, "checkout_settings.branding.display_name"), "") // nothing stored
+	is.Equal(len(e.Do("GET", "/v1/webhook-endpoints", e.Test, nil).Body["data"].([]any)), 0)
+	is.Equal(len(e.usersOf(e.Org.ID)), 1)
+}

@@ -521,6 +521,9 @@ func (s *Server) parseHostedForm(w http.ResponseWriter, r *http.Request) (*hoste
 // formParams turns the hosted form into confirmation params. Only the buyer's own data is read:
 // nothing in the form states an amount.
 func formParams(f url.Values, origin string) (checkout.ConfirmParams, *domain.Error) {
+	if e := checkFormText(f); e != nil {
+		return checkout.ConfirmParams{}, e
+	}
 	str := func(k string) *string {
 		v := strings.TrimSpace(f.Get(k))
 		if v == "" {

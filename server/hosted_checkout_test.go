@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,8 @@ func TestHostedCheckoutPage(t *testing.T) {
 	is.True(strings.Contains(en.Body, `<html lang="en">`))
 	is.True(strings.Contains(en.Body, "Your booking"))
 	is.Equal(en.textOf("pay-button"), "Book R$100.00")
+	is.True(strings.Contains(en.Body, `placeholder="MM/YY"`)) // the expiry's placeholder is English too
+	is.True(strings.Contains(p.Body, `placeholder="MM/AA"`))
 	b.lang = "pt-BR,pt;q=0.9,en;q=0.8"
 	is.True(strings.Contains(b.get(s.Str("url")).Body, `<html lang="pt-BR">`))
 	is.True(strings.Contains(b.get(s.Str("url")+"&lang=en").Body, `<html lang="en">`))
@@ -374,4 +377,56 @@ func TestHostedCheckoutOrganizationBranding(t *testing.T) {
 	is.Equal(bad.ErrParam(), "checkout_settings[template]")
 	bad = e.Do("POST", "/v1/organizations/"+e.Org.ID, e.Test, map[string]any{"checkout_settings": map[string]any{"colour": "x"}})
 	is.Equal(bad.Status, 400)
+}
+
+// The hosted form obeys the text rules of the JSON API: a bidirectional override, a NUL or text
+// that is not UTF-8 in any field is refused naming the field, and nothing is confirmed or stored.
+func TestHostedCheckoutRefusesControlText(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for _, tc := range []struct{ field, value string }{
+		{"customer_name", "Ana \u202eevil"},
+		{"customer_email", "ana\x00@example.com"},
+		{"line1", "Rua \u2066A"},
+		{"customer_name", "Ana \xff"},
+	} {
+		s := e.coSimple(e.Test, nil)
+		b := e.newBrowser(t)
+		f := b.get(s.Str("url")).hidden()
+		for k, v := range map[string]string{"customer_email": "ana@example.com", "customer_name": "Ana Souza", "payment_method_type": "boleto",
+			"customer_document": "529.982.247-25", "postal_code": "01310-100", "state": "SP", "line1": "Avenida Paulista", "number": "1000",
+			"neighborhood": "Bela Vista", "city": "São Paulo"} {
+			f.Set(k, v)
+		}
+		f.Set(tc.field, tc.value)
+		r := b.post("/checkout/"+s.Str("id")+"/confirm", f)
+		is.Equal(r.Status, 400) // the form again, with the reason
+		is.True(strings.Contains(r.Body, `class="field has-error"`))
+		g := e.Do("GET", "/v1/checkout-sessions/"+s.Str("id"), e.Test, nil)
+		is.Equal(g.Body["status"], "open")
+		is.Equal(g.Body["payment_intent"], nil) // nothing confirmed
+		is.Equal(g.Body["customer_name"], nil)  // nothing stored
+	}
+}
+
+// A rejected field is marked aria-invalid="true" for screen readers (a bare aria-invalid is an
+// empty value, which ARIA reads as false).
+func TestHostedCheckoutMarksRejectedFieldInvalid(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for field, value := range map[string]string{"customer_email": "not-an-email", "card_exp": "13/99"} {
+		s := e.coSimple(e.Test, nil)
+		b := e.newBrowser(t)
+		f := b.get(s.Str("url")).hidden()
+		for k, v := range map[string]string{"customer_email": "ana@example.com", "customer_name": "Ana Souza", "payment_method_type": "credit_card",
+			"card_number": "4242424242424242", "card_exp": "12/40", "card_cvc": "123", "card_name": "ANA SOUZA"} {
+			f.Set(k, v)
+		}
+		f.Set(field, value)
+		r := b.post("/checkout/"+s.Str("id")+"/confirm", f)
+		is.True(r.Status == 400 || r.Status == 402) // the form again, with the reason
+		input := regexp.MustCompile(`<input[^>]*name="` + field + `"[^>]*>`).FindString(r.Body)
+		is.True(strings.Contains(input, `aria-invalid="true"`))   // the rejected field, announced as invalid
+		is.Equal(strings.Count(r.Body, `aria-invalid="true"`), 1) // and no other
+	}
 }

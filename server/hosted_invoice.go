@@ -177,10 +177,14 @@ func (s *Server) handleHostedInvoicePay() http.Handler {
 			}
 		}
 		svc := s.invoiceService()
-		err = s.hostedWrite(r.Context(), func(tx *db.Tx) error {
-			_, err := svc.PayHosted(tx, s.hostedActor(r, v.scope), v.inv.ID, hp)
-			return err
-		})
+		if te := checkFormText(r.PostForm); te != nil { // the API's text rules: nothing is paid or stored
+			err = te
+		} else {
+			err = s.hostedWrite(r.Context(), func(tx *db.Tx) error {
+				_, err := svc.PayHosted(tx, s.hostedActor(r, v.scope), v.inv.ID, hp)
+				return err
+			})
+		}
 		target := invoicePagePath(v.inv.ID, secret, langParam)
 		if err != nil {
 			e, ok := domain.AsError(err)

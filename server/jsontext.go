@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -109,6 +111,25 @@ func walkJSONText(body []byte) *domain.Error {
 	}
 }
 
+// checkFormText applies the JSON bodies' text rules (valid UTF-8, no NUL, no bidirectional
+// control character) to every value of a form posted to a page, naming the first field (in name
+// order) that breaks one, so a page cannot store what the API refuses.
+func checkFormText(f url.Values) *domain.Error {
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, v := range f[k] {
+			if e := checkText(v, []byte(v), k); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
 // checkText checks one decoded string s, read from raw (its bytes in the body, with separators).
 func checkText(s string, raw []byte, param string) *domain.Error {
 	name := param
@@ -118,15 +139,14 @@ func checkText(s string, raw []byte, param string) *domain.Error {
 	if !utf8.Valid(raw) || (strings.ContainsRune(s, utf8.RuneError) && !bytes.Contains(raw, []byte("\uFFFD")) && !bytes.Contains(bytes.ToLower(raw), []byte(`\ufffd`))) {
 		return domain.Invalid(param, "%s is not valid UTF-8 text.", name)
 	}
-	for _, r := range s {
-		switch {
-		case r == 0:
-			return domain.Invalid(param, "%s must not contain the NUL character.", name)
-		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
-			return domain.Invalid(param, "%s must not contain bidirectional control characters (U+%04X).", name, r)
-		}
+	switch r, bad := domain.ForbiddenTextRune(s); {
+	case !bad:
+		return nil
+	case r == 0:
+		return domain.Invalid(param, "%s must not contain the NUL character.", name)
+	default:
+		return domain.Invalid(param, "%s must not contain bidirectional control characters (U+%04X).", name, r)
 	}
-	return nil
 }
 
 // plainJSONText reports, without allocating, whether body certainly passes checkJSONText: one

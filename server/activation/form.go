@@ -167,6 +167,10 @@ func ValidateStep(i int, values map[string]string, now time.Time) map[string]str
 		if v == "" {
 			continue
 		}
+		if _, bad := domain.ForbiddenTextRune(v); bad || !utf8.ValidString(v) {
+			errs[f.Name] = "Remova os caracteres de controle invisíveis deste campo (apague e digite o texto de novo)."
+			continue
+		}
 		if msg := check(f.Name, v, now); msg != "" {
 			errs[f.Name] = msg
 		}

@@ -59,6 +59,10 @@ func TestValidateMessages(t *testing.T) {
 		{"account_type", "gold", "Selecione o tipo de conta."},
 		{DraftDocumentFile, "", "Envie um documento de identificação (PDF, PNG ou JPEG, até 5 MB)."},
 		{"accept_terms", "", "Confirme que as informações são verdadeiras."},
+		// The API's text rules: a bidirectional override, a NUL or broken UTF-8 never reaches the organization.
+		{"legal_name", "Loja \u202eadtL", "Remova os caracteres de controle invisíveis deste campo (apague e digite o texto de novo)."},
+		{"rep_name", "Maria\x00", "Remova os caracteres de controle invisíveis deste campo (apague e digite o texto de novo)."},
+		{"city", "S\xe3o Paulo", "Remova os caracteres de controle invisíveis deste campo (apague e digite o texto de novo)."},
 	}
 	for _, tc := range cases {
 		t.Run(tc.field+"="+tc.value, func(t *testing.T) {

@@ -26,6 +26,9 @@ func CreateOrganization(tx *db.Tx, in OrganizationInput) (*domain.Organization, 
 	if in.Name == "" {
 		return nil, domain.Missing("name")
 	}
+	if err := domain.ValidateTextRunes("name", in.Name); err != nil {
+		return nil, err
+	}
 	o := &domain.Organization{Name: in.Name, ActivationStatus: in.ActivationStatus}
 	if v := strings.TrimSpace(in.DisplayName); v != "" {
 		if err := domain.ValidateText("display_name", v, 100); err != nil {

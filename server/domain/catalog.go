@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // Customer is a buyer of an organization.
@@ -144,7 +145,23 @@ func ValidateText(param, v string, maxLen int) error {
 	if len([]rune(v)) > maxLen {
 		return Invalid(param, "%s must be at most %d characters.", param, maxLen)
 	}
-	return nil
+	return ValidateTextRunes(param, v)
+}
+
+// ValidateTextRunes refuses text that is not UTF-8 or holds a character of ForbiddenTextRune,
+// whichever interface it came from (the command line and the pages as well as the API).
+func ValidateTextRunes(param, v string) error {
+	if !utf8.ValidString(v) {
+		return Invalid(param, "%s is not valid UTF-8 text.", param)
+	}
+	switch r, bad := ForbiddenTextRune(v); {
+	case !bad:
+		return nil
+	case r == 0:
+		return Invalid(param, "%s must not contain the NUL character.", param)
+	default:
+		return Invalid(param, "%s must not contain bidirectional control characters (U+%04X).", param, r)
+	}
 }
 
 // ValidateEmail performs a structural check on an e-mail address.
