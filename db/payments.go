@@ -96,15 +96,7 @@ func (tx *Tx) scanPaymentIntent(s scanner, extra ...any) (*domain.PaymentIntent,
 			return nil, "", err
 		}
 	}
-	if d := pi.PaymentData; d != nil {
-		// The hosted boleto and the PIX QR image are troco's pages: on the current base URL.
-		if d.Pix != nil {
-			tx.rebasePtr(&d.Pix.ImageURL)
-		}
-		if d.Boleto != nil {
-			tx.rebasePtr(&d.Boleto.URL)
-		}
-	}
+	tx.rebasePaymentData(pi.PaymentData)
 	if err := payParse(buyer, &pi.Buyer); err != nil {
 		return nil, "", err
 	}

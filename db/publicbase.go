@@ -1,6 +1,10 @@
 package db
 
-import "strings"
+import (
+	"strings"
+
+	"troco/server/domain"
+)
 
 // The URLs troco hands out for its own pages (an invoice's hosted_invoice_url and invoice_pdf, a
 // charge's receipt_url) are read back with the public base URL of the process that reads them,
@@ -56,5 +60,20 @@ func rebase(u, base string) string {
 func (tx *Tx) rebasePtr(u *string) {
 	if u != nil && *u != "" {
 		*u = rebase(*u, tx.publicBase())
+	}
+}
+
+// rebasePaymentData rebases the links of a payment's PIX or boleto: the hosted boleto and the
+// PIX QR image. The PIX code itself (its location URL is inside the signed BR Code the payer
+// already has) is kept.
+func (tx *Tx) rebasePaymentData(d *domain.PaymentData) {
+	if d == nil {
+		return
+	}
+	if d.Pix != nil {
+		tx.rebasePtr(&d.Pix.ImageURL)
+	}
+	if d.Boleto != nil {
+		tx.rebasePtr(&d.Boleto.URL)
 	}
 }

@@ -40,7 +40,7 @@ func (e *testEnv) restarted(base string) *testEnv {
 
 // TestStoredURLsFollowTheBaseURL: the links troco stores for its own pages (an invoice's
 // hosted_invoice_url and invoice_pdf, a charge's receipt_url, a boleto's url and a PIX QR's
-// image_url) answer with the base URL of the server answering, not the one they were made with,
+// image_url, a checkout session's and a payment link's url, a Pix Automático authorization's url) answer with the base URL of the server answering, not the one they were made with,
 // in the API and in events written after a restart; their paths and secrets are unchanged and
 // open on the new server. Events stored before keep what they said.
 func TestStoredURLsFollowTheBaseURL(t *testing.T) {
@@ -65,6 +65,17 @@ func TestStoredURLsFollowTheBaseURL(t *testing.T) {
 	is.Equal(pix.Status, 200)
 	is.True(strings.HasPrefix(digStr(pix.Body, "next_action.pix.image_url"), oldBase+"/"))
 
+	price := e.coPrice(e.Test, "Ingresso", 5000, nil)
+	cs := e.coSession(e.Test, map[string]any{"line_items": []any{map[string]any{"price": price, "quantity": 1}}, "success_url": "https://loja.example/ok"})
+	is.True(strings.HasPrefix(cs.Str("url"), oldBase+"/"))
+	link := e.Do("POST", "/v1/payment-links", e.Test, map[string]any{"line_items": []any{map[string]any{"price": price}}})
+	is.Equal(link.Status, 200)
+	is.True(strings.HasPrefix(link.Str("url"), oldBase+"/"))
+
+	auth := e.Do("POST", "/v1/pix-authorizations", e.Test, map[string]any{"customer": cus, "max_amount": 10000, "interval": "month"})
+	is.Equal(auth.Status, 200)
+	is.True(strings.HasPrefix(auth.Str("url"), oldBase+"/"))
+
 	n := e.restarted(newBase)
 	moved := func(old, now string) {
 		t.Helper()
@@ -77,6 +88,11 @@ func TestStoredURLsFollowTheBaseURL(t *testing.T) {
 	moved(ch.Str("receipt_url"), n.Do("GET", "/v1/charges/"+ch.Str("id"), n.Test, nil).Str("receipt_url"))
 	moved(digStr(bol.Body, "next_action.boleto.url"), digStr(n.Do("GET", "/v1/payment-intents/"+bol.Str("id"), n.Test, nil).Body, "next_action.boleto.url"))
 	moved(digStr(pix.Body, "next_action.pix.image_url"), digStr(n.Do("GET", "/v1/payment-intents/"+pix.Str("id"), n.Test, nil).Body, "next_action.pix.image_url"))
+	ncs := n.Do("GET", "/v1/checkout-sessions/"+cs.Str("id"), n.Test, nil)
+	moved(cs.Str("url"), ncs.Str("url"))
+	is.Equal(ncs.Str("success_url"), "https://loja.example/ok") // the merchant's own URLs are kept
+	moved(link.Str("url"), n.Do("GET", "/v1/payment-links/"+link.Str("id"), n.Test, nil).Str("url"))
+	moved(auth.Str("url"), n.Do("GET", "/v1/pix-authorizations/"+auth.Str("id"), n.Test, nil).Str("url"))
 	// Lists too.
 	list := n.Do("GET", "/v1/invoices?customer="+cus, n.Test, nil)
 	is.Equal(list.Data()[0]["hosted_invoice_url"], got.Str("hosted_invoice_url"))
