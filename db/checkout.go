@@ -12,7 +12,7 @@ import (
 
 const checkoutCols = "org_id, livemode, data"
 
-func scanCheckoutSession(s scanner) (*domain.CheckoutSession, domain.Scope, error) {
+func (tx *Tx) scanCheckoutSession(s scanner) (*domain.CheckoutSession, domain.Scope, error) {
 	var sc domain.Scope
 	var live int
 	var data string
@@ -27,6 +27,8 @@ func scanCheckoutSession(s scanner) (*domain.CheckoutSession, domain.Scope, erro
 	if cs.Metadata == nil {
 		cs.Metadata = domain.Metadata{}
 	}
+	tx.rebasePtr(&cs.URL)
+	tx.rebasePaymentData(cs.PaymentData)
 	return &cs, sc, nil
 }
 
@@ -47,20 +49,20 @@ func (tx *Tx) CreateCheckoutSession(s domain.Scope, cs *domain.CheckoutSession) 
 
 // FindCheckoutSessionByID returns a session in scope.
 func (tx *Tx) FindCheckoutSessionByID(s domain.Scope, id string) (*domain.CheckoutSession, error) {
-	cs, _, err := scanCheckoutSession(tx.queryRow("SELECT "+checkoutCols+" FROM checkout_sessions WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
+	cs, _, err := tx.scanCheckoutSession(tx.queryRow("SELECT "+checkoutCols+" FROM checkout_sessions WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
 	return cs, translate(err, "find checkout session")
 }
 
 // FindCheckoutSessionAnyScope returns a session and the scope it belongs to. Only the hosted page
 // uses it: the buyer has no API key, and the client_secret check that follows decides access.
 func (tx *Tx) FindCheckoutSessionAnyScope(id string) (*domain.CheckoutSession, domain.Scope, error) {
-	cs, sc, err := scanCheckoutSession(tx.queryRow("SELECT "+checkoutCols+" FROM checkout_sessions WHERE id = ?", id))
+	cs, sc, err := tx.scanCheckoutSession(tx.queryRow("SELECT "+checkoutCols+" FROM checkout_sessions WHERE id = ?", id))
 	return cs, sc, translate(err, "find checkout session")
 }
 
 // FindCheckoutSessionByPaymentIntent returns the session whose payment intent is piID, in scope.
 func (tx *Tx) FindCheckoutSessionByPaymentIntent(s domain.Scope, piID string) (*domain.CheckoutSession, error) {
-	cs, _, err := scanCheckoutSession(tx.queryRow("SELECT "+checkoutCols+" FROM checkout_sessions WHERE payment_intent_id = ? AND org_id = ? AND livemode = ?", piID, s.OrgID, boolInt(s.Livemode)))
+	cs, _, err := tx.scanCheckoutSession(tx.queryRow("SELECT "+checkoutCols+" FROM checkout_sessions WHERE payment_intent_id = ? AND org_id = ? AND livemode = ?", piID, s.OrgID, boolInt(s.Livemode)))
 	return cs, translate(err, "find checkout session by payment intent")
 }
 
@@ -121,7 +123,7 @@ func (tx *Tx) ListCheckoutSessions(s domain.Scope, f CheckoutSessionFilter, p Li
 		w.add("payment_link_id = ?", f.PaymentLink)
 	}
 	return page(tx, "checkout_sessions", checkoutCols, w, p, func(s scanner) (*domain.CheckoutSession, error) {
-		cs, _, err := scanCheckoutSession(s)
+		cs, _, err := tx.scanCheckoutSession(s)
 		return cs, err
 	})
 }
@@ -143,7 +145,7 @@ func (tx *Tx) DueCheckoutSessions(now int64, limit int) ([]ScopedCheckoutSession
 	defer rows.Close()
 	var out []ScopedCheckoutSession
 	for rows.Next() {
-		cs, sc, err := scanCheckoutSession(rows)
+		cs, sc, err := tx.scanCheckoutSession(rows)
 		if err != nil {
 			return nil, translate(err, "scan checkout session")
 		}

@@ -67,6 +67,8 @@ type DB struct {
 	syncer *walSyncer
 	// record, when set (RecordWriterStatements), sees every statement the writer runs (SQLite).
 	record atomic.Pointer[func(WriterStatement)]
+	// base is the public base URL this process serves (SetPublicBase).
+	base atomic.Pointer[string]
 }
 
 // WriterStatement is one statement the single writer ran on SQLite, as RecordWriterStatements
@@ -454,7 +456,7 @@ func (d *DB) runInBatch(b *openBatch, r *writeReq) {
 		if b.conn != nil {
 			q = connQuerier{b.conn}
 		}
-		tx := &Tx{q: q, st: b.st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true, conn: b.conn}
+		tx := &Tx{db: d, q: q, st: b.st, pg: d.pg, Now: d.clock.Now().UTC().Truncate(time.Second), writable: true, conn: b.conn}
 		if b.conn != nil {
 			tx.record = d.recorder()
 		}
@@ -653,7 +655,7 @@ func (d *DB) Read(ctx context.Context, fn func(*Tx) error) error {
 			return fmt.Errorf("db: begin read: %w", err)
 		}
 		defer sqlTx.Rollback()
-		return fn(&Tx{q: sqlTx, pg: true, Now: d.clock.Now().UTC().Truncate(time.Second)})
+		return fn(&Tx{db: d, q: sqlTx, pg: true, Now: d.clock.Now().UTC().Truncate(time.Second)})
 	}
 	sqlTx, err := d.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -664,7 +666,7 @@ func (d *DB) Read(ctx context.Context, fn func(*Tx) error) error {
 		sqlTx.Rollback()
 		d.rstmts.prepare(st.missed) // outside the transaction: the pool may need this connection
 	}()
-	return fn(&Tx{q: sqlTx, st: st, Now: d.clock.Now().UTC().Truncate(time.Second)})
+	return fn(&Tx{db: d, q: sqlTx, st: st, Now: d.clock.Now().UTC().Truncate(time.Second)})
 }
 
 // ReadOne runs fn on the reader pool outside an explicit transaction, so each statement sees
@@ -676,11 +678,11 @@ func (d *DB) ReadOne(ctx context.Context, fn func(*Tx) error) error {
 		return fmt.Errorf("db: begin read: %w", err)
 	}
 	if d.pg {
-		return fn(&Tx{q: d.read, pg: true, Now: d.clock.Now().UTC().Truncate(time.Second)})
+		return fn(&Tx{db: d, q: d.read, pg: true, Now: d.clock.Now().UTC().Truncate(time.Second)})
 	}
 	st := &txStmts{cache: d.rstmts}
 	defer func() { d.rstmts.prepare(st.missed) }()
-	return fn(&Tx{q: d.read, st: st, Now: d.clock.Now().UTC().Truncate(time.Second)})
+	return fn(&Tx{db: d, q: d.read, st: st, Now: d.clock.Now().UTC().Truncate(time.Second)})
 }
 
 // querier is what a Tx runs statements on.
@@ -708,6 +710,7 @@ func (q connQuerier) Query(query string, args ...any) (*sql.Rows, error) {
 // Tx is one transaction. Now is the clock reading captured when it began; every timestamp the
 // transaction writes uses it.
 type Tx struct {
+	db       *DB
 	q        querier // *sql.Tx, or the reader pool for ReadOne
 	st       *txStmts
 	Now      time.Time
@@ -733,6 +736,9 @@ type Tx struct {
 	lostCause error
 	// record is the writer's statement recorder (RecordWriterStatements), nil when off.
 	record func(WriterStatement)
+	// base is the public base URL read from the settings when the process has none (publicBase).
+	base     string
+	baseRead bool
 }
 
 // eventBytes are an event's encoded data and the length of its object's JSON, which the data

@@ -12,7 +12,7 @@ import (
 
 const invoiceCols = "org_id, livemode, data"
 
-func scanInvoice(s scanner) (*domain.Invoice, domain.Scope, error) {
+func (tx *Tx) scanInvoice(s scanner) (*domain.Invoice, domain.Scope, error) {
 	var sc domain.Scope
 	var live int
 	var data string
@@ -30,6 +30,8 @@ func scanInvoice(s scanner) (*domain.Invoice, domain.Scope, error) {
 	if inv.Lines.Data == nil {
 		inv.Lines = domain.NewList(domain.InvoiceLinesURL(inv.ID), []domain.InvoiceLine{}, false)
 	}
+	tx.rebasePtr(inv.HostedInvoiceURL)
+	tx.rebasePtr(inv.InvoicePDF)
 	return &inv, sc, nil
 }
 
@@ -64,13 +66,13 @@ func (tx *Tx) CreateInvoice(s domain.Scope, inv *domain.Invoice) error {
 
 // FindInvoiceByID returns an invoice in scope.
 func (tx *Tx) FindInvoiceByID(s domain.Scope, id string) (*domain.Invoice, error) {
-	inv, _, err := scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
+	inv, _, err := tx.scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
 	return inv, translate(err, "find invoice")
 }
 
 // FindInvoiceByPaymentIntent returns the invoice a payment intent pays, in scope.
 func (tx *Tx) FindInvoiceByPaymentIntent(s domain.Scope, piID string) (*domain.Invoice, error) {
-	inv, _, err := scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE payment_intent_id = ? AND org_id = ? AND livemode = ? ORDER BY seq DESC LIMIT 1",
+	inv, _, err := tx.scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE payment_intent_id = ? AND org_id = ? AND livemode = ? ORDER BY seq DESC LIMIT 1",
 		piID, s.OrgID, boolInt(s.Livemode)))
 	return inv, translate(err, "find invoice by payment intent")
 }
@@ -167,7 +169,7 @@ func (tx *Tx) ListInvoices(s domain.Scope, f InvoiceFilter, p ListParams) ([]*do
 		w.add("status <> ?", domain.InvoiceDraft)
 	}
 	return page(tx, "invoices", invoiceCols, w, p, func(s scanner) (*domain.Invoice, error) {
-		inv, _, err := scanInvoice(s)
+		inv, _, err := tx.scanInvoice(s)
 		return inv, err
 	})
 }
@@ -192,7 +194,7 @@ func (tx *Tx) ClaimOverdueInvoices(now int64, limit int) ([]ScopedInvoice, error
 	var seqs []int64
 	for rows.Next() {
 		var seq int64
-		inv, sc, err := scanInvoice(seqScanner{rows, &seq})
+		inv, sc, err := tx.scanInvoice(seqScanner{rows, &seq})
 		if err != nil {
 			rows.Close()
 			return nil, translate(err, "scan invoice")
@@ -233,6 +235,6 @@ func (tx *Tx) MarkInvoiceInArrears(s domain.Scope, id string, at int64) error {
 // FindInvoiceAnyScope returns an invoice by id with its scope (the hosted invoice page, which
 // checks the URL's secret before showing anything).
 func (tx *Tx) FindInvoiceAnyScope(id string) (*domain.Invoice, domain.Scope, error) {
-	inv, sc, err := scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE id = ?", id))
+	inv, sc, err := tx.scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE id = ?", id))
 	return inv, sc, translate(err, "find invoice")
 }

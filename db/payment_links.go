@@ -7,7 +7,7 @@ import (
 	"troco/server/domain"
 )
 
-func scanPaymentLink(s scanner) (*domain.PaymentLink, domain.Scope, error) {
+func (tx *Tx) scanPaymentLink(s scanner) (*domain.PaymentLink, domain.Scope, error) {
 	var sc domain.Scope
 	var live int
 	var data string
@@ -22,6 +22,7 @@ func scanPaymentLink(s scanner) (*domain.PaymentLink, domain.Scope, error) {
 	if l.Metadata == nil {
 		l.Metadata = domain.Metadata{}
 	}
+	tx.rebasePtr(&l.URL)
 	return &l, sc, nil
 }
 
@@ -40,14 +41,14 @@ func (tx *Tx) CreatePaymentLink(s domain.Scope, l *domain.PaymentLink) error {
 
 // FindPaymentLinkByID returns an undeleted payment link in scope.
 func (tx *Tx) FindPaymentLinkByID(s domain.Scope, id string) (*domain.PaymentLink, error) {
-	l, _, err := scanPaymentLink(tx.queryRow("SELECT org_id, livemode, data FROM payment_links WHERE id = ? AND org_id = ? AND livemode = ? AND deleted = 0", id, s.OrgID, boolInt(s.Livemode)))
+	l, _, err := tx.scanPaymentLink(tx.queryRow("SELECT org_id, livemode, data FROM payment_links WHERE id = ? AND org_id = ? AND livemode = ? AND deleted = 0", id, s.OrgID, boolInt(s.Livemode)))
 	return l, translate(err, "find payment link")
 }
 
 // FindPaymentLinkAnyScope returns an undeleted payment link and its scope: a buyer opening the
 // link's public URL has no API key.
 func (tx *Tx) FindPaymentLinkAnyScope(id string) (*domain.PaymentLink, domain.Scope, error) {
-	l, sc, err := scanPaymentLink(tx.queryRow("SELECT org_id, livemode, data FROM payment_links WHERE id = ? AND deleted = 0", id))
+	l, sc, err := tx.scanPaymentLink(tx.queryRow("SELECT org_id, livemode, data FROM payment_links WHERE id = ? AND deleted = 0", id))
 	return l, sc, translate(err, "find payment link")
 }
 
@@ -84,7 +85,7 @@ func (tx *Tx) ListPaymentLinks(s domain.Scope, f PaymentLinkFilter, p ListParams
 		w.add("active = ?", boolInt(*f.Active))
 	}
 	return page(tx, "payment_links", "org_id, livemode, data", w, p, func(s scanner) (*domain.PaymentLink, error) {
-		l, _, err := scanPaymentLink(s)
+		l, _, err := tx.scanPaymentLink(s)
 		return l, err
 	})
 }

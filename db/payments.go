@@ -61,7 +61,7 @@ payment_method_types, payment_method_id, payment_method_type, installments, clie
 buyer, latest_charge_id, amount_capturable, amount_received, canceled_at, cancellation_reason, statement_descriptor, metadata,
 created_at, updated_at`
 
-func scanPaymentIntent(s scanner, extra ...any) (*domain.PaymentIntent, string, error) {
+func (tx *Tx) scanPaymentIntent(s scanner, extra ...any) (*domain.PaymentIntent, string, error) {
 	var pi domain.PaymentIntent
 	var orgID, types, metadata string
 	var live int
@@ -96,6 +96,7 @@ func scanPaymentIntent(s scanner, extra ...any) (*domain.PaymentIntent, string, 
 			return nil, "", err
 		}
 	}
+	tx.rebasePaymentData(pi.PaymentData)
 	if err := payParse(buyer, &pi.Buyer); err != nil {
 		return nil, "", err
 	}
@@ -160,7 +161,7 @@ func (tx *Tx) InsertPaymentIntent(s domain.Scope, pi *domain.PaymentIntent) erro
 
 // FindPaymentIntentByID returns a payment intent in scope.
 func (tx *Tx) FindPaymentIntentByID(s domain.Scope, id string) (*domain.PaymentIntent, error) {
-	pi, _, err := scanPaymentIntent(tx.queryRow("SELECT "+paymentIntentCols+" FROM payment_intents WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
+	pi, _, err := tx.scanPaymentIntent(tx.queryRow("SELECT "+paymentIntentCols+" FROM payment_intents WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
 	return pi, translate(err, "find payment intent")
 }
 
@@ -182,7 +183,7 @@ func (tx *Tx) FindPaymentIntentWithTerms(s domain.Scope, id string) (*domain.Pay
 	var orgID, status *string
 	var maxInstallments *int
 	var feePlan *string
-	pi, _, err := scanPaymentIntent(tx.queryRow("SELECT "+paymentIntentColsP+", o.id, o.activation_status, o.max_installments, o.fee_plan FROM payment_intents p LEFT JOIN organizations o ON o.id = p.org_id WHERE p.id = ? AND p.org_id = ? AND p.livemode = ?",
+	pi, _, err := tx.scanPaymentIntent(tx.queryRow("SELECT "+paymentIntentColsP+", o.id, o.activation_status, o.max_installments, o.fee_plan FROM payment_intents p LEFT JOIN organizations o ON o.id = p.org_id WHERE p.id = ? AND p.org_id = ? AND p.livemode = ?",
 		id, s.OrgID, boolInt(s.Livemode)), &orgID, &status, &maxInstallments, &feePlan)
 	if err != nil {
 		return nil, nil, translate(err, "find payment intent")
@@ -217,7 +218,7 @@ func orgTerms(id, status string, maxInstallments int, feePlan *string) *domain.O
 // FindPaymentIntentAnyScope returns a payment intent and its scope by id alone, for the public
 // pages that authenticate with the intent's client secret instead of an API key.
 func (tx *Tx) FindPaymentIntentAnyScope(id string) (*domain.PaymentIntent, domain.Scope, error) {
-	pi, orgID, err := scanPaymentIntent(tx.queryRow("SELECT "+paymentIntentCols+" FROM payment_intents WHERE id = ?", id))
+	pi, orgID, err := tx.scanPaymentIntent(tx.queryRow("SELECT "+paymentIntentCols+" FROM payment_intents WHERE id = ?", id))
 	if err != nil {
 		return nil, domain.Scope{}, translate(err, "find payment intent")
 	}
@@ -314,7 +315,7 @@ func (tx *Tx) ListPaymentIntents(s domain.Scope, f PaymentIntentFilter, p ListPa
 		w.union = eq("status", piStatuses)
 	}
 	return page(tx, "payment_intents", paymentIntentCols, w, p, func(s scanner) (*domain.PaymentIntent, error) {
-		pi, _, err := scanPaymentIntent(s)
+		pi, _, err := tx.scanPaymentIntent(s)
 		return pi, err
 	})
 }
@@ -324,7 +325,7 @@ func (tx *Tx) ListPaymentIntents(s domain.Scope, f PaymentIntentFilter, p ListPa
 const chargeCols = `id, livemode, payment_intent_id, customer_id, status, amount, amount_captured, amount_refunded, captured, paid, refunded,
 currency, description, invoice_id, payment_method_id, billing_details, payment_method_details, payment_error, metadata, created_at, updated_at, disputed, receipt_url`
 
-func scanCharge(s scanner) (*domain.Charge, error) {
+func (tx *Tx) scanCharge(s scanner) (*domain.Charge, error) {
 	var c domain.Charge
 	var live, captured, paid, refunded, disputed int
 	var billing, details string
@@ -337,7 +338,7 @@ func scanCharge(s scanner) (*domain.Charge, error) {
 		return nil, err
 	}
 	if c.ReceiptURL != nil {
-		u := unelide(*c.ReceiptURL, c.ID)
+		u := rebase(unelide(*c.ReceiptURL, c.ID), tx.publicBase())
 		c.ReceiptURL = &u
 	}
 	c.Object = "charge"
@@ -427,7 +428,7 @@ func chargeDocs(c *domain.Charge) (billing, details, payErr *string, err error) 
 
 // FindChargeByID returns a charge in scope with its refunds.
 func (tx *Tx) FindChargeByID(s domain.Scope, id string) (*domain.Charge, error) {
-	c, err := scanCharge(tx.queryRow("SELECT "+chargeCols+" FROM charges WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
+	c, err := tx.scanCharge(tx.queryRow("SELECT "+chargeCols+" FROM charges WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
 	if err != nil {
 		return nil, translate(err, "find charge")
 	}
@@ -465,7 +466,7 @@ func (tx *Tx) ListCharges(s domain.Scope, f ChargeFilter, p ListParams) ([]*doma
 	if f.Customer != "" {
 		w.add("customer_id = ?", f.Customer)
 	}
-	items, more, err := page(tx, "charges", chargeCols, w, p, scanCharge)
+	items, more, err := page(tx, "charges", chargeCols, w, p, tx.scanCharge)
 	if err != nil {
 		return nil, false, err
 	}

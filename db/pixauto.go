@@ -10,7 +10,7 @@ import (
 
 const pixAuthCols = "org_id, livemode, data"
 
-func scanPixAuth(s scanner) (*domain.PixAuthorization, error) {
+func (tx *Tx) scanPixAuth(s scanner) (*domain.PixAuthorization, error) {
 	var sc domain.Scope
 	var live int
 	var data string
@@ -24,6 +24,7 @@ func scanPixAuth(s scanner) (*domain.PixAuthorization, error) {
 	if p.Metadata == nil {
 		p.Metadata = domain.Metadata{}
 	}
+	tx.rebasePtr(&p.URL)
 	return &p, nil
 }
 
@@ -53,7 +54,7 @@ func (tx *Tx) UpdatePixAuthorization(s domain.Scope, p *domain.PixAuthorization)
 
 // FindPixAuthorization returns an authorization in scope.
 func (tx *Tx) FindPixAuthorization(s domain.Scope, id string) (*domain.PixAuthorization, error) {
-	p, err := scanPixAuth(tx.queryRow("SELECT "+pixAuthCols+" FROM pix_authorizations WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
+	p, err := tx.scanPixAuth(tx.queryRow("SELECT "+pixAuthCols+" FROM pix_authorizations WHERE id = ? AND org_id = ? AND livemode = ?", id, s.OrgID, boolInt(s.Livemode)))
 	return p, translate(err, "find pix authorization")
 }
 
@@ -75,6 +76,7 @@ func (tx *Tx) FindPixAuthorizationPage(id string) (*domain.PixAuthorization, dom
 	if p.Metadata == nil {
 		p.Metadata = domain.Metadata{}
 	}
+	tx.rebasePtr(&p.URL)
 	return &p, sc, secret, rule, nil
 }
 
@@ -94,7 +96,7 @@ func (tx *Tx) ListPixAuthorizations(s domain.Scope, f PixAuthorizationFilter, p 
 	if f.Status != "" {
 		w.add("status = ?", f.Status)
 	}
-	return page(tx, "pix_authorizations", pixAuthCols, w, p, scanPixAuth)
+	return page(tx, "pix_authorizations", pixAuthCols, w, p, tx.scanPixAuth)
 }
 
 // DuePixAuthorizationExpiries returns up to limit pending test-mode authorizations whose expiry

@@ -202,7 +202,7 @@ func (tx *Tx) RecordSubscriptionNotice(subscriptionID, kind string, at int64) (b
 // FindSubscriptionPeriodInvoice returns the invoice of a subscription for the period that starts
 // at periodStart (Unix seconds), in scope.
 func (tx *Tx) FindSubscriptionPeriodInvoice(s domain.Scope, subscriptionID string, periodStart int64) (*domain.Invoice, error) {
-	inv, _, err := scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE subscription_id = ? AND billing_period = ? AND org_id = ? AND livemode = ?",
+	inv, _, err := tx.scanInvoice(tx.queryRow("SELECT "+invoiceCols+" FROM invoices WHERE subscription_id = ? AND billing_period = ? AND org_id = ? AND livemode = ?",
 		subscriptionID, periodStart, s.OrgID, boolInt(s.Livemode)))
 	return inv, translate(err, "find period invoice")
 }

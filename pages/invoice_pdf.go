@@ -27,7 +27,7 @@ func InvoicePDF(p *InvoicePage) ([]byte, error) {
 	if p.Sandbox() {
 		pdf.SetFillColor(255, 222, 89)
 		pdf.SetFont("Helvetica", "B", 9)
-		pdf.CellFormat(content, 7, t("TEST · "+p.IT("sandbox")), "", 1, "C", true, 0, "")
+		pdf.CellFormat(content, 7, t(map[bool]string{true: "TEST · ", false: "TESTE · "}[p.Lang == En]+p.IT("sandbox")), "", 1, "C", true, 0, "")
 		pdf.Ln(3)
 	}
 	pdf.SetFont("Helvetica", "B", 16)
@@ -93,7 +93,7 @@ func InvoicePDF(p *InvoicePage) ([]byte, error) {
 	pdf.CellFormat(40, 7, t(p.IT("amount")), "B", 1, "R", true, 0, "")
 	pdf.SetFont("Helvetica", "", 10)
 	for _, l := range p.Inv.Lines.Data {
-		pdf.CellFormat(content-60, 6, t(clip(Text(l.Description), 70)), "B", 0, "L", false, 0, "")
+		pdf.CellFormat(content-60, 6, t(clip(p.LineText(l), 70)), "B", 0, "L", false, 0, "")
 		pdf.CellFormat(20, 6, fmt.Sprint(l.Quantity), "B", 0, "R", false, 0, "")
 		pdf.CellFormat(40, 6, t(p.Lang.Money(l.SubtotalAmount)), "B", 1, "R", false, 0, "")
 	}

@@ -189,6 +189,20 @@ func (p *InvoicePage) LangURL() string {
 // LangParam is the lang value the forms carry.
 func (p *InvoicePage) LangParam() string { return string(p.Lang) }
 
+// LineText is a line's description in the page's language: a text troco generated (a
+// proration, a trial, a carried credit) is translated, the merchant's own is shown as written.
+func (p *InvoicePage) LineText(l domain.InvoiceLine) string {
+	return p.Lang.Generated(Text(l.Description))
+}
+
+// Generated is a text troco generated (domain.Portuguese) in language l; any other text unchanged.
+func (l Lang) Generated(s string) string {
+	if l == En {
+		return s
+	}
+	return domain.Portuguese(s)
+}
+
 // Text returns a pointer's text or "".
 func Text(s *string) string {
 	if s == nil {

@@ -200,7 +200,7 @@ func boletoPage(pi *domain.PaymentIntent, org *domain.Organization, cal *calenda
 		p.Instructions = append(p.Instructions, "Pague com o código de barras ou com o PIX abaixo: o mesmo valor, uma vez só.")
 	}
 	if pi.Description != nil && strings.TrimSpace(*pi.Description) != "" {
-		p.Instructions = append(p.Instructions, "Referente a: "+*pi.Description)
+		p.Instructions = append(p.Instructions, "Referente a: "+domain.Portuguese(*pi.Description))
 	}
 	p.Instructions = append(p.Instructions, "Referência do pagamento: "+pi.ID)
 	switch pi.Status {

@@ -171,6 +171,9 @@ func New(cfg Config) *Server {
 	// A checkout session's intent is paid through its session: its rules hold on every interface.
 	s.pay.Owner = checkout.OwnerRules()
 	if cfg.BaseURL != "" && cfg.DB != nil {
+		// Stored links to troco's own pages (hosted invoices, receipts, boletos) are read back on
+		// this base URL, whatever base they were made with.
+		cfg.DB.SetPublicBase(cfg.BaseURL)
 		// The hosted invoice URLs are built inside transactions (finalization, renewals): they
 		// read the public base URL from the database, so every replica and job agrees.
 		err := cfg.DB.Write(context.Background(), func(tx *db.Tx) error { return tx.PutSetting(invoices.PublicBaseSetting, cfg.BaseURL) })
@@ -331,6 +334,7 @@ func (s *Server) learnOrigin(r *http.Request) {
 	if !s.learned.CompareAndSwap(nil, &o) || s.db == nil {
 		return
 	}
+	s.db.SetPublicBase(o)
 	if err := s.db.Write(r.Context(), func(tx *db.Tx) error { return tx.PutSetting(db.SettingPublicBaseURL, o) }); err != nil {
 		s.log.Error("store the public base URL", slog.String("error", err.Error()))
 	}

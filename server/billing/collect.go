@@ -251,9 +251,9 @@ func (c pixAutoCollector) Collect(tx *db.Tx, a domain.Actor, sub *domain.Subscri
 			return c.record(tx, a, inv, pi)
 		}
 	}
-	desc := "Invoice " + inv.ID
+	desc := domain.InvoicePaymentText(inv.ID)
 	if inv.Number != nil {
-		desc = "Invoice " + *inv.Number
+		desc = domain.InvoicePaymentText(*inv.Number)
 	}
 	pi, err := pay.ChargePixAutomatico(tx, a, payments.PixAutoChargeParams{PaymentMethod: *sub.DefaultPaymentMethod,
 		Amount: inv.AmountRemaining, Description: &desc, Reference: inv.ID, Metadata: map[string]string{"invoice": inv.ID, "subscription": sub.ID}})

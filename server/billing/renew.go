@@ -37,7 +37,7 @@ func buildInvoice(tx *db.Tx, s domain.Scope, sub *domain.Subscription, st *state
 		amount := it.Price.UnitAmount * it.Quantity
 		unit := it.Price.UnitAmount
 		if trial {
-			desc = "Trial: " + desc
+			desc = domain.TrialText(desc)
 			amount, unit = 0, 0
 		}
 		lines = append(lines, domain.InvoiceLine{ID: domain.NewID(domain.PrefixLineItem), Object: "line_item", Description: &desc,
@@ -52,13 +52,13 @@ func buildInvoice(tx *db.Tx, s domain.Scope, sub *domain.Subscription, st *state
 	if subtotal < 0 {
 		// Carry the credit: a line that brings this invoice to zero and the same amount, negative,
 		// waiting for the next one.
-		d := "Credit carried to the next invoice"
+		d := domain.TextCreditCarried
 		if final {
-			d = "Unused credit not carried: the subscription has ended (refund the charge to return it)"
+			d = domain.TextCreditDropped
 		}
 		lines = append(lines, domain.InvoiceLine{ID: domain.NewID(domain.PrefixLineItem), Object: "line_item", Description: &d, Quantity: 1,
 			UnitAmount: -subtotal, SubtotalAmount: -subtotal, TotalAmount: -subtotal})
-		c := "Credit from the previous invoice"
+		c := domain.TextCreditPrevious
 		next.Pending = []domain.InvoiceLine{{ID: domain.NewID(domain.PrefixLineItem), Object: "line_item", Description: &c, Quantity: 1,
 			UnitAmount: subtotal, SubtotalAmount: subtotal, TotalAmount: subtotal}}
 		subtotal = 0

@@ -280,24 +280,24 @@ func prorations(tx *db.Tx, s domain.Scope, sub *domain.Subscription, old, next [
 	from := tx.Now.In(domain.CustomerZone(cus)).Format("2006-01-02")
 	same := func(a, b domain.SubscriptionItem) bool { return a.Price.ID == b.Price.ID && a.Quantity == b.Quantity }
 	var out []domain.InvoiceLine
-	line := func(it domain.SubscriptionItem, sign int64, what string) {
+	line := func(it domain.SubscriptionItem, sign int64, unused bool) {
 		amount := sign * domain.Prorate(it.Price.UnitAmount*it.Quantity, remaining, whole)
 		if amount == 0 {
 			return
 		}
 		price, product := it.Price, it.Price.Product
-		d := fmt.Sprintf("%s %s (from %s)", what, describe(it, tx, s), from)
+		d := domain.ProrationText(unused, describe(it, tx, s), from)
 		out = append(out, domain.InvoiceLine{ID: domain.NewID(domain.PrefixLineItem), Object: "line_item", Description: &d, Price: &price, Product: &product,
 			Quantity: 1, UnitAmount: amount, SubtotalAmount: amount, TotalAmount: amount})
 	}
 	for _, o := range old {
 		if !slices.ContainsFunc(next, func(n domain.SubscriptionItem) bool { return same(o, n) }) {
-			line(o, -1, "Unused time on")
+			line(o, -1, true)
 		}
 	}
 	for _, n := range next {
 		if !slices.ContainsFunc(old, func(o domain.SubscriptionItem) bool { return same(o, n) }) {
-			line(n, 1, "Remaining time on")
+			line(n, 1, false)
 		}
 	}
 	return out

@@ -63,7 +63,7 @@ func Build(in Input) (Content, error) {
 			c.Facts = append(c.Facts, Fact{t(l, "installments"), t(l, "installments_fmt", card.Installments, l.Money(ch.Amount/int64(card.Installments)))})
 		}
 		if ch.Description != nil && *ch.Description != "" {
-			c.Facts = append(c.Facts, Fact{t(l, "description"), *ch.Description})
+			c.Facts = append(c.Facts, Fact{t(l, "description"), l.Generated(*ch.Description)})
 		}
 		c.Facts = append(c.Facts, Fact{t(l, "reference"), ch.ID})
 		if ch.ReceiptURL != nil {
@@ -81,7 +81,7 @@ func Build(in Input) (Content, error) {
 		c.Intro = []string{t(l, "boleto_intro", amount)}
 		c.Facts = append(c.Facts, Fact{t(l, "amount"), amount}, Fact{t(l, "due"), due})
 		if pi.Description != nil && *pi.Description != "" {
-			c.Facts = append(c.Facts, Fact{t(l, "description"), *pi.Description})
+			c.Facts = append(c.Facts, Fact{t(l, "description"), l.Generated(*pi.Description)})
 		}
 		c.CodeLabel, c.Code = t(l, "digitable_line"), b.DigitableLine
 		if f, err := boleto.FormatLine(b.DigitableLine); err == nil {
@@ -108,7 +108,7 @@ func Build(in Input) (Content, error) {
 			c.Facts = append(c.Facts, Fact{t(l, "expires"), FormatTime(l, p.ExpiresAt.Time, in.Zone)})
 		}
 		if pi.Description != nil && *pi.Description != "" {
-			c.Facts = append(c.Facts, Fact{t(l, "description"), *pi.Description})
+			c.Facts = append(c.Facts, Fact{t(l, "description"), l.Generated(*pi.Description)})
 		}
 		c.CodeLabel, c.Code, c.QRImage = t(l, "pix_code"), p.Code, p.ImageURL
 	case domain.EmailInvoice, domain.EmailInvoiceUpcoming, domain.EmailPaymentFailed, domain.EmailInvoiceOverdue:

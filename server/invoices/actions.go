@@ -152,7 +152,7 @@ func (svc *Service) Pay(tx *db.Tx, a domain.Actor, id string, p PayParams) (*dom
 	before := *inv
 	if pi == nil {
 		amount, currency := inv.AmountRemaining, inv.Currency
-		desc := "Invoice " + *inv.Number
+		desc := domain.InvoicePaymentText(*inv.Number)
 		if inv.Description != nil {
 			desc = *inv.Description
 		}

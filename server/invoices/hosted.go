@@ -99,7 +99,7 @@ func (svc *Service) PayHosted(tx *db.Tx, a domain.Actor, id string, p HostedPayP
 		return nil, err
 	}
 	amount, currency := inv.AmountRemaining, inv.Currency
-	desc := "Invoice " + *inv.Number
+	desc := domain.InvoicePaymentText(*inv.Number)
 	pi, err := svc.Payments.CreateIntent(tx, a, payments.IntentParams{
 		Amount: &amount, Currency: &currency, Customer: domain.Opt[string]{Set: true, V: inv.Customer},
 		Description: domain.Opt[string]{Set: true, V: desc}, PaymentMethodTypes: []string{p.Method},
