@@ -19,7 +19,6 @@ const (
 	MaxQuantity  = 10000
 	maxURLLen    = 2048
 	maxNameLen   = 256
-	maxPhoneLen  = 32
 	// DefaultBoletoDays is the boleto due date, in days after confirmation (SPEC 8).
 	DefaultBoletoDays = 3
 	maxBoletoDays     = 60
@@ -268,25 +267,7 @@ func applyBuyer(cs *domain.CheckoutSession, b Buyer) error {
 	return nil
 }
 
-func validatePhone(p string) error {
-	if len(p) > maxPhoneLen {
-		return domain.Invalid("customer_phone", "customer_phone must be at most %d characters.", maxPhoneLen)
-	}
-	digits := 0
-	for _, r := range p {
-		switch {
-		case r >= '0' && r <= '9':
-			digits++
-		case strings.ContainsRune("+()- .", r):
-		default:
-			return domain.Invalid("customer_phone", "customer_phone may contain only digits, spaces and + ( ) - .")
-		}
-	}
-	if digits < 10 || digits > 15 {
-		return domain.Invalid("customer_phone", "customer_phone must have 10 to 15 digits (area code included), e.g. +55 11 91234-5678.")
-	}
-	return nil
-}
+func validatePhone(p string) error { return domain.ValidatePhone("customer_phone", p) }
 
 func documentProblem(err error) string {
 	switch err {
