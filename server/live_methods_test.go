@@ -35,6 +35,18 @@ func TestLiveDefaultMethodsAreTheConfiguredOnes(t *testing.T) {
 	is.Equal(c.Str("status"), "succeeded")
 	is.Equal(types(c), []any{"credit_card", "pix"})
 
+	// Checkout sessions offer the same by default, on /v1 and /api/v1; a subscription session
+	// and an explicit list are unchanged.
+	price := le.coPrice(le.Live, "Camiseta", 5000, nil)
+	items := []any{map[string]any{"price": price, "quantity": 1}}
+	is.Equal(types(le.coSession(le.Live, map[string]any{"line_items": items})), []any{"credit_card", "pix"})
+	is.Equal(types(le.coSession(le.Test, map[string]any{"line_items": []any{map[string]any{"price": le.coPrice(le.Test, "Camiseta", 5000, nil), "quantity": 1}}})),
+		[]any{"credit_card", "pix", "boleto"})
+	v2 := le.Do("POST", "/api/v1/checkouts", le.Live, map[string]any{"line_items": items})
+	is.Equal(v2.Status, 201)
+	is.Equal(types(le.Do("GET", "/v1/checkout-sessions/"+v2.Str("id"), le.Live, nil)), []any{"credit_card", "pix"}) // read through /v1
+	is.Equal(types(le.coSession(le.Live, map[string]any{"line_items": items, "payment_method_types": []string{"pix", "boleto"}})), []any{"pix", "boleto"})
+
 	// Cards only.
 	cd := httptest.NewTLSServer(cielotest.New("merchant-0001", liveMerchantKey))
 	t.Cleanup(cd.Close)

@@ -63,6 +63,10 @@ type SessionParams struct {
 	CustomerPhone    *string           `json:"customer_phone"`
 	Discount         *string           `json:"discount"`
 	Metadata         map[string]string `json:"metadata"`
+
+	// Offer is what a payment session offers when payment_method_types is absent: the methods
+	// the environment can take (payments.Service.DefaultMethods). nil: all of them.
+	Offer []string `json:"-"`
 }
 
 // validateBranding checks a branding override; its null fields stay null.
