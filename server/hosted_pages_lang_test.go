@@ -18,8 +18,9 @@ func (b *browser) postRaw(path, body string) page {
 }
 
 // TestHostedPagesErrorsSpeakThePageLanguage: a form the portal, the hosted invoice or the Pix
-// Automático authorization page cannot read, or one whose token expired, is answered with a page
-// in the visitor's language (Portuguese by default), never an English line.
+// Automático authorization page cannot read, or one whose token expired, and an unknown
+// authorization or receipt link, are answered with a page in the visitor's language
+// (Portuguese by default), never an English line or a JSON error.
 func TestHostedPagesErrorsSpeakThePageLanguage(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
@@ -95,4 +96,10 @@ func TestHostedPagesErrorsSpeakThePageLanguage(t *testing.T) {
 	is.Equal(p.Status, 400)
 	noEnglish(p)
 	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+pa.Str("id"), e.Test, nil).Str("status"), "pending") // nothing answered
+
+	// A receipt link with a wrong signature.
+	p = b.get("/receipts/ch_unknown?s=forged")
+	is.Equal(p.Status, 404)
+	noEnglish(p)
+	is.True(strings.Contains(p.Body, "Página não encontrada"))
 }
