@@ -97,6 +97,13 @@ func TestHostedPagesErrorsSpeakThePageLanguage(t *testing.T) {
 	noEnglish(p)
 	is.Equal(e.Do("GET", "/v1/pix-authorizations/"+pa.Str("id"), e.Test, nil).Str("status"), "pending") // nothing answered
 
+	// A boleto link with a wrong secret.
+	bi := e.payIntent(e.Test, 5000, nil)
+	p = b.get("/payment-intents/" + bi.Str("id") + "/boleto?client_secret=forged")
+	is.Equal(p.Status, 404)
+	noEnglish(p)
+	is.True(strings.Contains(p.Body, "Página não encontrada"))
+
 	// A receipt link with a wrong signature.
 	p = b.get("/receipts/ch_unknown?s=forged")
 	is.Equal(p.Status, 404)
