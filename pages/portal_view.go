@@ -70,6 +70,15 @@ var portalMessages = map[string][2]string{
 	"card_cvc":              {"CVV", "CVC"},
 	"card_name":             {"Nome impresso no cartão", "Name on card"},
 	"lang_switch":           {"English", "Português"},
+	"bad_form":              {"Não foi possível ler o formulário. Recarregue a página e tente de novo.", "The form could not be read. Reload the page and try again."},
+	"form_expired":          {"Este formulário expirou; recarregue a página.", "This form expired; reload the page."},
+	"reload":                {"Voltar ao portal", "Back to the portal"},
+}
+
+// HasPT says whether key is one of the portal's texts.
+func HasPT(key string) bool {
+	_, ok := portalMessages[key]
+	return ok
 }
 
 // PT is the text of a portal key.

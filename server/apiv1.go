@@ -365,11 +365,26 @@ func (s *Server) handleOAuthToken() http.Handler {
 			oauthErr(http.StatusBadRequest, "invalid_request", "The body is not a valid form.")
 			return
 		}
-		if r.PostForm.Get("grant_type") != "client_credentials" {
+		for _, name := range []string{"grant_type", "client_id", "client_secret", "scope"} {
+			if len(r.PostForm[name]) > 1 { // RFC 6749 3.2: a parameter is sent at most once
+				oauthErr(http.StatusBadRequest, "invalid_request", "Send "+name+" once.")
+				return
+			}
+		}
+		switch r.PostForm.Get("grant_type") {
+		case "client_credentials":
+		case "":
+			oauthErr(http.StatusBadRequest, "invalid_request", "grant_type is required: send grant_type=client_credentials.")
+			return
+		default:
 			oauthErr(http.StatusBadRequest, "unsupported_grant_type", "grant_type must be client_credentials.")
 			return
 		}
 		id, secret, basic := r.BasicAuth()
+		if basic && r.PostForm.Has("client_secret") { // RFC 6749 2.3: one authentication method per request
+			oauthErr(http.StatusBadRequest, "invalid_request", "Send the client credentials once: in the Authorization header or as client_id and client_secret in the body, not both.")
+			return
+		}
 		if !basic {
 			id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 		}
@@ -381,8 +396,14 @@ func (s *Server) handleOAuthToken() http.Handler {
 		probe := r.Clone(r.Context())
 		probe.Header = http.Header{"Authorization": {"Bearer " + secret}}
 		info, err := s.authenticate(probe, domain.ScopeRead)
+		if e, _ := domain.AsError(err); info != nil && info.Key.ID == id && info.Key.Platform() && (err == nil || e != nil && e.Status == http.StatusForbidden) {
+			// The secret is right (a platform key without an Organization header is refused
+			// after it is checked), but this client may not use this grant.
+			oauthErr(http.StatusBadRequest, "unauthorized_client", "A platform key cannot get access tokens; use an organization's API key.")
+			return
+		}
 		if err != nil || info.Key.ID != id || info.Key.Platform() {
-			oauthErr(http.StatusUnauthorized, "invalid_client", "Unknown client, wrong secret, or a revoked, expired or platform key.")
+			oauthErr(http.StatusUnauthorized, "invalid_client", "Unknown client, wrong secret, or a revoked or expired key.")
 			return
 		}
 		// A narrower scope may be asked for; the token never carries more than the key.

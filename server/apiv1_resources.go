@@ -121,6 +121,7 @@ func (s *Server) apiV1Routes(add func(method, path, need string, h http.Handler)
 		}
 		base := s.checkoutBase(r)
 		s.mutateAs(w, r, http.StatusCreated, func(tx *db.Tx, a domain.Actor) (any, error) {
+			p.Offer = s.pay.DefaultMethods(a.Livemode)
 			cs, err := checkout.CreateSession(tx, a, base, p)
 			if err != nil {
 				return nil, err

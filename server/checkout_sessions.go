@@ -28,7 +28,10 @@ func (s *Server) handleCheckoutSessionCreate() http.Handler {
 			return
 		}
 		base := s.checkoutBase(r)
-		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) { return checkout.CreateSession(tx, a, base, p) })
+		s.mutate(w, r, func(tx *db.Tx, a domain.Actor) (any, error) {
+			p.Offer = s.pay.DefaultMethods(a.Livemode)
+			return checkout.CreateSession(tx, a, base, p)
+		})
 	})
 }
 

@@ -188,7 +188,7 @@ func (s *Server) handlePortalHome() http.Handler {
 			s.hostedFailure(w, r, err)
 			return
 		}
-		if m := r.URL.Query().Get("m"); m != "" {
+		if m := r.URL.Query().Get("m"); pages.HasPT(m) { // only the portal's own texts, never the URL's
 			p.Message = p.PT(m)
 		}
 		if code := r.URL.Query().Get("e"); code != "" {
@@ -202,7 +202,9 @@ func (s *Server) handlePortalHome() http.Handler {
 func (s *Server) portalForm(w http.ResponseWriter, r *http.Request) (*db.PortalBrowser, bool) {
 	r.Body = http.MaxBytesReader(w, r.Body, hostedFormMax)
 	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form", http.StatusBadRequest)
+		p := &pages.Portal{Lang: portalLang(r, "auto")}
+		p.Message = p.PT("bad_form")
+		s.render(w, r, http.StatusBadRequest, pages.PortalNotice(p))
 		return nil, false
 	}
 	pb, ok := s.portalSession(w, r)
@@ -210,7 +212,9 @@ func (s *Server) portalForm(w http.ResponseWriter, r *http.Request) (*db.PortalB
 		return nil, false
 	}
 	if !payments.SecretMatches(pb.CSRF, r.PostForm.Get("csrf")) {
-		http.Error(w, "This form expired; reload the page.", http.StatusForbidden)
+		p := &pages.Portal{Lang: portalLang(r, pb.Session.Locale)}
+		p.Message = p.PT("form_expired")
+		s.render(w, r, http.StatusForbidden, pages.PortalNotice(p))
 		return nil, false
 	}
 	if e := checkFormText(r.PostForm); e != nil { // the API's text rules: nothing is saved

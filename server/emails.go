@@ -272,7 +272,7 @@ func (s *Server) handleReceiptPage() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := pathID(r)
 		if !s.pay.ReceiptValid(id, r.URL.Query().Get("s")) {
-			s.writeError(w, r, domain.NotFound("id", "receipt", id))
+			s.renderMessage(w, r, http.StatusNotFound, pages.StateNotFound) // the hosted pages' "not found", in the visitor's language
 			return
 		}
 		var html string
@@ -289,10 +289,10 @@ func (s *Server) handleReceiptPage() http.Handler {
 			return err
 		})
 		if errors.Is(err, db.ErrNotFound) {
-			err = domain.NotFound("id", "receipt", id)
+			err = errHostedNotFound
 		}
 		if err != nil {
-			s.writeError(w, r, err)
+			s.hostedFailure(w, r, err)
 			return
 		}
 		mailboxHeaders(w, false)

@@ -375,7 +375,8 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 	var buf bytes.Buffer
 	if err := c.Render(r.Context(), &buf); err != nil {
 		s.log.ErrorContext(r.Context(), "render failed", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
-		http.Error(w, "internal error", http.StatusInternalServerError)
+		lang, _ := pageLang(r)
+		http.Error(w, lang.T("error_generic"), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

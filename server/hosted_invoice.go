@@ -142,7 +142,7 @@ func (s *Server) handleHostedInvoicePay() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, hostedFormMax)
 		if err := r.ParseForm(); err != nil {
-			http.Error(w, "bad form", http.StatusBadRequest)
+			s.renderMessage(w, r, http.StatusBadRequest, pages.StateForbidden) // in the page's language
 			return
 		}
 		secret := r.PostForm.Get("s")
@@ -211,7 +211,7 @@ func (s *Server) handleHostedInvoiceSimulate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, hostedFormMax)
 		if err := r.ParseForm(); err != nil {
-			http.Error(w, "bad form", http.StatusBadRequest)
+			s.renderMessage(w, r, http.StatusBadRequest, pages.StateForbidden) // in the page's language
 			return
 		}
 		secret := r.PostForm.Get("s")

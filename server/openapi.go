@@ -246,7 +246,7 @@ func apiV1Document(v1 map[string]any, ops []apiV1Op) map[string]any {
 		"responses": map[string]any{"200": jsonResponse("The token.", map[string]any{"type": "object", "required": []string{"access_token", "token_type", "expires_in", "scope"},
 			"properties": map[string]any{"access_token": map[string]any{"type": "string"}, "token_type": map[string]any{"const": "Bearer"},
 				"expires_in": map[string]any{"type": "integer"}, "scope": map[string]any{"type": "string"}}}),
-			"400": map[string]any{"description": "RFC 6749 error (invalid_request, unsupported_grant_type, invalid_scope)."},
+			"400": map[string]any{"description": "RFC 6749 error (invalid_request, unsupported_grant_type, unauthorized_client, invalid_scope)."},
 			"401": map[string]any{"description": "invalid_client."}}}}
 	info := map[string]any{"title": "troco Core API (/api/v1)", "version": "v1",
 		"description": "The second interface of troco: the same operations as /v1, page-numbered lists (page, limit 1-100), 201 with Location on creation, 204 on deletion, the /v1 error envelope, Idempotency-Key on every POST. Authenticate with an access token (POST /api/v1/oauth/token), a token of the configured OpenID Connect issuer, or an organization API key. 100 requests per minute per token in test mode, 1,000 in live mode (RateLimit-* headers)."}

@@ -126,6 +126,7 @@ func (s *Server) handlePaymentIntentCreate() http.Handler {
 // confirmRequest sets the fields of a confirmation that come from the request, not its body.
 func (s *Server) confirmRequest(r *http.Request, p *payments.ConfirmParams) {
 	p.Origin = s.origin(r)
+	p.Request = true
 }
 
 func (s *Server) handlePaymentIntentGet() http.Handler {

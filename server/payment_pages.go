@@ -112,6 +112,10 @@ func (s *Server) handleBoletoPage() http.Handler {
 		if err == nil && (pi.PaymentData == nil || pi.PaymentData.Boleto == nil) {
 			err = domain.NotFound("id", "boleto for payment intent", pi.ID)
 		}
+		if e, ok := domain.AsError(err); ok && e.Status == http.StatusNotFound {
+			s.renderMessage(w, r, http.StatusNotFound, pages.StateNotFound) // a page, in the visitor's language
+			return
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return

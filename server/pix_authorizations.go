@@ -161,19 +161,29 @@ func customerPageLang(r *http.Request, cus *domain.Customer) pages.Lang {
 	return lang
 }
 
+// pixAuthPageFailure answers a hosted authorization page that cannot be shown: an unknown id or
+// wrong secret is the hosted pages' "not found" page in the visitor's language.
+func (s *Server) pixAuthPageFailure(w http.ResponseWriter, r *http.Request, err error) {
+	if e, ok := domain.AsError(err); ok && e.Status == http.StatusNotFound {
+		s.renderMessage(w, r, http.StatusNotFound, pages.StateNotFound)
+		return
+	}
+	s.hostedFailure(w, r, err)
+}
+
 // handlePixAuthPage serves GET /pix-authorizations/:id?s=<secret>.
 func (s *Server) handlePixAuthPage() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret := r.URL.Query().Get("s")
 		pa, _, org, cus, err := s.loadPixAuthPage(r, secret)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.pixAuthPageFailure(w, r, err)
 			return
 		}
 		if r.URL.Query().Get("qr") == "1" {
 			png, err := payments.PixAuthQR(pa, pixQRSize)
 			if err != nil {
-				s.writeError(w, r, err)
+				s.hostedFailure(w, r, err)
 				return
 			}
 			writePNG(w, png)
@@ -202,7 +212,7 @@ func (s *Server) handlePixAuthPage() http.Handler {
 		}
 		var buf bytes.Buffer
 		if err := pages.PixAuthorization(page).Render(r.Context(), &buf); err != nil {
-			s.writeError(w, r, err)
+			s.hostedFailure(w, r, err)
 			return
 		}
 		h := w.Header()
@@ -220,37 +230,34 @@ func (s *Server) handlePixAuthPagePost() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 		if err := r.ParseForm(); err != nil {
-			s.writeError(w, r, domain.Invalid("", "The form could not be read."))
+			s.renderMessage(w, r, http.StatusBadRequest, pages.StateForbidden) // in the page's language
 			return
 		}
 		secret := r.PostForm.Get("s")
 		pa, sc, _, _, err := s.loadPixAuthPage(r, secret)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.pixAuthPageFailure(w, r, err)
 			return
 		}
 		if !hmac.Equal([]byte(r.PostForm.Get("csrf_token")), []byte(s.pixAuthCSRF(pa.ID, secret))) {
-			s.writeError(w, r, &domain.Error{Status: http.StatusForbidden, Type: domain.TypeInvalidRequest, Code: "csrf_failed", Message: "The form expired; open the page again."})
+			s.renderMessage(w, r, http.StatusForbidden, pages.StateForbidden) // in the page's language
 			return
 		}
 		if pa.Livemode {
-			s.writeError(w, r, domain.NotFound("id", "pix_authorization", pa.ID)) // live payers answer in their bank's app
+			s.pixAuthPageFailure(w, r, domain.NotFound("id", "pix_authorization", pa.ID)) // live payers answer in their bank's app
 			return
 		}
 		action := r.PostForm.Get("action")
 		if action != "approve" && action != "reject" {
-			s.writeError(w, r, domain.Invalid("action", "action must be approve or reject."))
+			s.renderMessage(w, r, http.StatusBadRequest, pages.StateForbidden) // a form the page never sends
 			return
 		}
 		err = s.hostedWrite(r.Context(), func(tx *db.Tx) error {
 			_, err := s.pay.AnswerPixAuthorization(tx, domain.Actor{Scope: sc}, pa.ID, action == "approve")
 			return err
 		})
-		if e, ok := domain.AsError(err); err != nil && !ok {
-			s.writeError(w, r, err)
-			return
-		} else if ok && e.Status != http.StatusConflict {
-			s.writeError(w, r, err)
+		if e, ok := domain.AsError(err); err != nil && (!ok || e.Status != http.StatusConflict) {
+			s.pixAuthPageFailure(w, r, err)
 			return
 		}
 		back := payments.PixAuthPagePath(pa.ID) + "?s=" + url.QueryEscape(secret)

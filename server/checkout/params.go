@@ -19,7 +19,6 @@ const (
 	MaxQuantity  = 10000
 	maxURLLen    = 2048
 	maxNameLen   = 256
-	maxPhoneLen  = 32
 	// DefaultBoletoDays is the boleto due date, in days after confirmation (SPEC 8).
 	DefaultBoletoDays = 3
 	maxBoletoDays     = 60
@@ -64,6 +63,10 @@ type SessionParams struct {
 	CustomerPhone    *string           `json:"customer_phone"`
 	Discount         *string           `json:"discount"`
 	Metadata         map[string]string `json:"metadata"`
+
+	// Offer is what a payment session offers when payment_method_types is absent: the methods
+	// the environment can take (payments.Service.DefaultMethods). nil: all of them.
+	Offer []string `json:"-"`
 }
 
 // validateBranding checks a branding override; its null fields stay null.
@@ -268,25 +271,7 @@ func applyBuyer(cs *domain.CheckoutSession, b Buyer) error {
 	return nil
 }
 
-func validatePhone(p string) error {
-	if len(p) > maxPhoneLen {
-		return domain.Invalid("customer_phone", "customer_phone must be at most %d characters.", maxPhoneLen)
-	}
-	digits := 0
-	for _, r := range p {
-		switch {
-		case r >= '0' && r <= '9':
-			digits++
-		case strings.ContainsRune("+()- .", r):
-		default:
-			return domain.Invalid("customer_phone", "customer_phone may contain only digits, spaces and + ( ) - .")
-		}
-	}
-	if digits < 10 || digits > 15 {
-		return domain.Invalid("customer_phone", "customer_phone must have 10 to 15 digits (area code included), e.g. +55 11 91234-5678.")
-	}
-	return nil
-}
+func validatePhone(p string) error { return domain.ValidatePhone("customer_phone", p) }
 
 func documentProblem(err error) string {
 	switch err {

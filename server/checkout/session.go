@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,6 +103,10 @@ func createSession(tx *db.Tx, a domain.Actor, base string, p SessionParams, link
 	types, err := methodTypes(p.PaymentMethodTypes, c.Mode)
 	if err != nil {
 		return nil, err
+	}
+	if p.PaymentMethodTypes == nil && c.Mode == domain.CheckoutModePayment && p.Offer != nil {
+		// Never offer by default a method the environment cannot take (live, no processor).
+		types = slices.DeleteFunc(types, func(m string) bool { return !slices.Contains(p.Offer, m) })
 	}
 	if !CanAcceptPayments(org, a.Livemode) {
 		// SPEC 2.4: empty until the organization finishes its financial registration (live only;

@@ -164,6 +164,31 @@ func ValidateTextRunes(param, v string) error {
 	}
 }
 
+// MaxPhoneLen is the longest phone number a buyer may type (characters).
+const MaxPhoneLen = 32
+
+// ValidatePhone checks a phone number a buyer typed (already trimmed): digits and + ( ) - . or
+// spaces, 10 to 15 digits (the area code included).
+func ValidatePhone(param, p string) error {
+	if len(p) > MaxPhoneLen {
+		return Invalid(param, "%s must be at most %d characters.", param, MaxPhoneLen)
+	}
+	digits := 0
+	for _, r := range p {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case strings.ContainsRune("+()- .", r):
+		default:
+			return Invalid(param, "%s may contain only digits, spaces and + ( ) - .", param)
+		}
+	}
+	if digits < 10 || digits > 15 {
+		return Invalid(param, "%s must have 10 to 15 digits (area code included), e.g. +55 11 91234-5678.", param)
+	}
+	return nil
+}
+
 // ValidateEmail performs a structural check on an e-mail address.
 func ValidateEmail(param, v string) error {
 	at := strings.LastIndexByte(v, '@')

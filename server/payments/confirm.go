@@ -133,6 +133,11 @@ type ConfirmParams struct {
 
 	// Origin is the https://host public URLs use when the Service has no BaseURL.
 	Origin string `json:"-"`
+	// Request marks parameters a caller sent in a confirmation request (POST
+	// /v1/payment-intents/{id}/confirm, or create with confirm: true): customer_phone must then
+	// be a phone number, as on the checkout. Internal paths (checkout, invoices, a new boleto)
+	// pass the customer's stored free-text phone and leave it false.
+	Request bool `json:"-"`
 	// Hosted marks a confirmation made by the buyer on the hosted checkout: a saved card used
 	// there is not a SPEC 7.1 "reuse".
 	Hosted bool `json:"-"`
@@ -424,6 +429,11 @@ func (s *Service) buyer(tx *db.Tx, sc domain.Scope, pi *domain.PaymentIntent, p 
 	}
 	if err := text(&b.Name, p.CustomerName, "customer_name", 256); err != nil {
 		return b, err
+	}
+	if p.Request && p.CustomerPhone != nil && strings.TrimSpace(*p.CustomerPhone) != "" {
+		if err := domain.ValidatePhone("customer_phone", strings.TrimSpace(*p.CustomerPhone)); err != nil {
+			return b, err
+		}
 	}
 	if err := text(&b.Phone, p.CustomerPhone, "customer_phone", 32); err != nil {
 		return b, err

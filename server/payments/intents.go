@@ -20,8 +20,29 @@ import (
 //
 // succeeded and canceled are final; processing can only be settled or expired.
 
-// AllMethods are the payment method types an intent offers by default.
+// AllMethods are the payment method types an intent can offer (by default in test mode).
 var AllMethods = []string{domain.MethodCreditCard, domain.MethodPix, domain.MethodBoleto}
+
+// DefaultMethods are the payment method types a new intent offers when the request names none:
+// in test mode all of them; in live mode those a configured processor takes (Stripe's rule: the
+// methods the account can use), so an intent never offers a method its confirmation would
+// refuse with processor_unavailable. With no live processor at all every method stays offered,
+// and a confirmation answers processor_unavailable naming the setting to configure.
+func (s *Service) DefaultMethods(livemode bool) []string {
+	if !livemode || s.Live == nil {
+		return slices.Clone(AllMethods)
+	}
+	var out []string
+	for _, m := range AllMethods {
+		if s.Live.Available(m) == nil {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return slices.Clone(AllMethods)
+	}
+	return out
+}
 
 // CancellationReasons are the cancellation_reason values an intent can carry (Stripe's): the
 // first four a caller may give (PublicCancellationReasons); troco sets the others itself
@@ -173,7 +194,7 @@ func (s *Service) createIntent(tx *db.Tx, a domain.Actor, p *IntentParams, defer
 	}
 	pi = &domain.PaymentIntent{
 		Status: domain.PIStatusRequiresPaymentMethod, Currency: "brl", CaptureMethod: domain.CaptureAutomatic,
-		InterestPayer: string(fees.InterestPayerOrganization), PaymentMethodTypes: slices.Clone(AllMethods), Metadata: domain.Metadata{},
+		InterestPayer: string(fees.InterestPayerOrganization), PaymentMethodTypes: s.DefaultMethods(a.Scope.Livemode), Metadata: domain.Metadata{},
 	}
 	if err := p.apply(tx, a.Scope, pi); err != nil {
 		return nil, false, err
