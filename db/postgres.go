@@ -372,7 +372,7 @@ func (tx *Tx) claimLock() string {
 }
 
 // Display is how messages name a --db value: a SQLite path as is, a PostgreSQL URL without
-// its password.
+// its password (in the user information or a password/sslpassword query parameter).
 func Display(path string) string {
 	if !IsPostgres(path) {
 		return path
@@ -385,6 +385,14 @@ func Display(path string) string {
 		if _, has := u.User.Password(); has {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")
 		}
+	}
+	if q := u.Query(); q.Has("password") || q.Has("sslpassword") {
+		for _, k := range []string{"password", "sslpassword"} {
+			if q.Has(k) {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
 	}
 	return u.String()
 }

@@ -169,6 +169,8 @@ var messages = map[string][2]string{
 	"canceled_title":        {"Pagamento cancelado", "Payment canceled"},
 	"canceled_text":         {"Você saiu do pagamento e nada foi cobrado.", "You left the checkout and nothing was charged."},
 	"canceled_resume":       {"Voltar ao pagamento", "Return to checkout"},
+	"try_again_title":       {"Página temporariamente indisponível", "Page temporarily unavailable"},
+	"try_again_text":        {"Não conseguimos carregar esta página agora e nada foi cobrado. Tente novamente em instantes.", "This page could not be loaded right now and nothing was charged. Try again in a moment."},
 	"unavailable_title":     {"Link de pagamento indisponível", "Payment link unavailable"},
 	"unavailable_text":      {"Este link foi desativado pelo vendedor. Entre em contato com a loja.", "This payment link was deactivated by the seller. Please contact the store."},
 	"notfound_title":        {"Página não encontrada", "Page not found"},

@@ -20,6 +20,8 @@ const (
 	StateUnavailable   = "unavailable"
 	StateNotFound      = "not_found"
 	StateForbidden     = "forbidden"
+	// StateTryAgain: the page could not be loaded now (the database restarting); nothing changed.
+	StateTryAgain = "try_again"
 	// StateNotActive is a live session whose organization cannot take payments yet.
 	StateNotActive = "not_active"
 )
@@ -282,6 +284,8 @@ func (c *Checkout) Title() string {
 		return c.Lang.T("unavailable_title")
 	case StateNotFound:
 		return c.Lang.T("notfound_title")
+	case StateTryAgain:
+		return c.Lang.T("try_again_title")
 	case StateWaitingPix:
 		return c.Lang.T("pix_title") + " · " + c.Brand.Name
 	case StateWaitingBoleto:

@@ -491,8 +491,15 @@ func (s *Server) hostedFailure(w http.ResponseWriter, r *http.Request, err error
 		s.renderMessage(w, r, http.StatusNotFound, pages.StateNotFound)
 		return
 	}
+	if db.IsUnavailable(err) {
+		// The database restarting: nothing changed; the buyer (or a proxy) may simply retry.
+		s.log.WarnContext(r.Context(), "hosted page: database unavailable", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+		w.Header().Set("Retry-After", "5")
+		s.renderMessage(w, r, http.StatusServiceUnavailable, pages.StateTryAgain)
+		return
+	}
 	s.log.ErrorContext(r.Context(), "hosted checkout failed", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
-	s.renderMessage(w, r, http.StatusInternalServerError, pages.StateNotFound)
+	s.renderMessage(w, r, http.StatusInternalServerError, pages.StateTryAgain)
 }
 
 // parseHostedForm reads a urlencoded form (bounded) and opens its session with the posted

@@ -15,10 +15,12 @@ import (
 )
 
 // PixWebhookTLS makes a TLS configuration ask connecting clients for a certificate signed by
-// the PSP's CA without requiring one: browsers and API clients connect as before, and the PIX
-// webhook refuses a request that did not present one (serve --pix-webhook-ca).
+// the PSP's CA (named in the handshake) without requiring one and without checking it there:
+// browsers and API clients connect as before, even one that presents a certificate of another
+// authority, and the PIX webhook refuses a request whose certificate does not chain to
+// --pix-webhook-ca (pspCertificate).
 func PixWebhookTLS(cfg *tls.Config, ca *x509.CertPool) {
-	cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	cfg.ClientAuth = tls.RequestClientCert
 	cfg.ClientCAs = ca
 }
 

@@ -38,7 +38,7 @@ var synopses = []struct{ name, line string }{
 	{"version", "troco version                            print the version"},
 	{"backup", "troco backup --to FILE [--data-dir D] [--db F]\n                       consistent online backup (database, master key, uploaded files), also while serve runs"},
 	{"restore", "troco restore --from FILE [--data-dir D] [--db F] [--force]\n                       check a backup and restore it (serve on that database must be stopped)"},
-	{"migrate", "troco migrate [--db F|postgres://…]    apply pending migrations and print the schema version"},
+	{"migrate", "troco migrate [--db F|postgres://…] [--json]   apply pending migrations and print the schema version"},
 	{"export", "troco export --to FILE [--db F]         write every table to a file (to move a SQLite database to PostgreSQL)"},
 	{"import", "troco import --from FILE --db postgres://… [--replace]\n                       load an export into a new database (ids, cursors and sequences kept)"},
 	{"org create", "troco org create --name N [--display-name D] [--document D] [--platform] [--connected-to plat_…] [--activation-status S] [--json]"},

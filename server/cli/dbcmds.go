@@ -21,6 +21,7 @@ func openPlain(ctx context.Context, env Env, path string) (*db.DB, error) {
 func migrateCmd(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "migrate")
 	dbPath := fs.str("db", defaultDB, "SQLite file or postgres:// URL")
+	asJSON := fs.Bool("json", false, "print JSON")
 	if _, err := fs.parse(args); err != nil {
 		return err
 	}
@@ -32,6 +33,9 @@ func migrateCmd(ctx context.Context, env Env, args []string) error {
 	v, err := d.SchemaVersion(ctx)
 	if err != nil {
 		return err
+	}
+	if *asJSON {
+		return printJSON(env.Stdout, map[string]any{"database": db.Display(*dbPath), "engine": d.Engine(), "schema_version": v})
 	}
 	fmt.Fprintf(env.Stdout, "%s (%s): schema version %d\n", db.Display(*dbPath), d.Engine(), v)
 	return nil

@@ -57,7 +57,7 @@ func eventsTail(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if !*asJSON {
-		fmt.Fprintf(env.Stderr, "following events in %s (Ctrl-C to stop)\n", *dbPath)
+		fmt.Fprintf(env.Stderr, "following events in %s (Ctrl-C to stop)\n", db.Display(*dbPath))
 	}
 	t := time.NewTicker(*interval)
 	defer t.Stop()
@@ -345,7 +345,7 @@ func triggerEvent(ctx context.Context, env Env, args []string) error {
 		return printJSON(env.Stdout, res)
 	}
 	if len(res.Pending) > 0 && *wait > 0 {
-		fmt.Fprintf(env.Stdout, "no answer yet from %s after %s (a slow endpoint, or is troco serve not running on %s?); see GET /v1/webhook-endpoints/{id}/deliveries\n", strings.Join(res.Pending, ", "), *wait, *dbPath)
+		fmt.Fprintf(env.Stdout, "no answer yet from %s after %s (a slow endpoint, or is troco serve not running on %s?); see GET /v1/webhook-endpoints/{id}/deliveries\n", strings.Join(res.Pending, ", "), *wait, db.Display(*dbPath))
 	}
 	return nil
 }

@@ -190,11 +190,24 @@ func (d *Double) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, "/dev/pay/") && r.Method == http.MethodPost {
-		if err := d.Pay(strings.TrimPrefix(r.URL.Path, "/dev/pay/"), -1, true); err != nil {
-			problem(w, http.StatusNotFound, "CobNaoEncontrado", "Cobrança não encontrada", err.Error())
-			return
+		txid := strings.TrimPrefix(r.URL.Path, "/dev/pay/")
+		d.mu.Lock()
+		c, ok := d.cobs[txid]
+		concluded := ok && c.Status == "CONCLUIDA"
+		d.mu.Unlock()
+		switch {
+		case !ok:
+			problem(w, http.StatusNotFound, "CobNaoEncontrado", "Cobrança não encontrada", "no charge "+txid)
+		case concluded:
+			problem(w, http.StatusConflict, "CobConcluida", "Cobrança já paga", "charge "+txid+" was already paid (a dynamic BR Code is paid once)")
+		default:
+			if err := d.Pay(txid, -1, true); err != nil {
+				problem(w, http.StatusBadGateway, "WebhookFalhou", "Cobrança paga, webhook não entregue",
+					"the charge is paid at the PSP, but the webhook to troco failed ("+err.Error()+"); troco's reconciliation job will find the payment")
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
 		}
-		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, "/dev/rec/") && r.Method == http.MethodPost {
