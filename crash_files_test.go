@@ -76,7 +76,18 @@ func TestCrashDuringUploads(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(700 * time.Millisecond)
+	// Kill once some uploads are acknowledged (on a busy machine the first can take seconds),
+	// while the others are in flight.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(30 * time.Millisecond)
 	is.NoErr(srv.cmd.Process.Signal(syscall.SIGKILL))
 	<-srv.exited
 	close(stop)
