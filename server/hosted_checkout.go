@@ -49,15 +49,22 @@ type hostedNonceKey struct{}
 // hosted wraps a hosted page: strict security headers and a CSP nonce for the brand style.
 func (s *Server) hosted(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		nonce := randomToken(16)
-		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; img-src 'self' https: data:; style-src 'self' 'nonce-"+nonce+"'; script-src 'self'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'")
-		hd.Set("Referrer-Policy", "no-referrer")
-		hd.Set("X-Content-Type-Options", "nosniff")
-		hd.Set("X-Frame-Options", "DENY")
-		hd.Set("Cache-Control", "no-store")
+		nonce := setHostedHeaders(w)
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), hostedNonceKey{}, nonce)))
 	})
+}
+
+// setHostedHeaders sets the hosted pages' security headers with a fresh style nonce, which it
+// returns.
+func setHostedHeaders(w http.ResponseWriter) string {
+	nonce := randomToken(16)
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", "default-src 'none'; img-src 'self' https: data:; style-src 'self' 'nonce-"+nonce+"'; script-src 'self'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Cache-Control", "no-store")
+	return nonce
 }
 
 func randomToken(n int) string {
@@ -392,6 +399,11 @@ func (s *Server) renderMessage(w http.ResponseWriter, r *http.Request, status in
 		Brand: pages.Brand{Name: "troco", PrimaryColor: defaultBrandColor, BackgroundColor: defaultBackground, BorderStyle: "rounded"}}
 	if nonce, ok := r.Context().Value(hostedNonceKey{}).(string); ok {
 		c.CSPNonce = nonce
+	} else {
+		// A page outside the hosted checkout's routes (receipt, printable boleto, portal, invoice,
+		// Pix authorization) answering with this message: the message page brings its own
+		// headers, replacing whatever policy that page had set for itself.
+		c.CSPNonce = setHostedHeaders(w)
 	}
 	s.render(w, r, status, pages.CheckoutPage(c))
 }

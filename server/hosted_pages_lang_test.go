@@ -33,6 +33,14 @@ func TestHostedPagesErrorsSpeakThePageLanguage(t *testing.T) {
 			}
 		}
 		is.True(strings.Contains(p.Body, `lang="pt-BR"`))
+		// The page's inline style carries a nonce that its own Content-Security-Policy allows
+		// (an empty nonce, or no policy, left the page unprotected and its style to chance).
+		if _, rest, ok := strings.Cut(p.Body, `<style nonce="`); ok {
+			nonce, _, _ := strings.Cut(rest, `"`)
+			is.True(nonce != "")
+			is.True(strings.Contains(p.Header.Get("Content-Security-Policy"), "'nonce-"+nonce+"'"))
+		}
+		is.True(p.Header.Get("Content-Security-Policy") != "")
 	}
 
 	// Customer portal.
