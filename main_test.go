@@ -709,12 +709,15 @@ func TestKeyListShowsExpiredKeys(t *testing.T) {
 	var org struct{ ID string }
 	cliJSON(t, getenv, &org, "org", "create", "--name", "Chaves", "--db", dbPath)
 	var soon, revoked, active struct{ ID string }
-	cliJSON(t, getenv, &soon, "key", "create", "--org", org.ID, "--env", "test", "--expires-at", time.Now().UTC().Add(time.Second).Format(time.RFC3339), "--db", dbPath)
+	// Seconds ahead (RFC 3339 here has whole seconds), so that a slow machine still creates it
+	// before it passes.
+	expiry := time.Now().UTC().Add(5 * time.Second).Truncate(time.Second)
+	cliJSON(t, getenv, &soon, "key", "create", "--org", org.ID, "--env", "test", "--expires-at", expiry.Format(time.RFC3339), "--db", dbPath)
 	cliJSON(t, getenv, &revoked, "key", "create", "--org", org.ID, "--env", "test", "--db", dbPath)
 	cliJSON(t, getenv, &active, "key", "create", "--org", org.ID, "--env", "test", "--expires-at", time.Now().UTC().Add(time.Hour).Format(time.RFC3339), "--db", dbPath)
 	_, err := runCLI(t, getenv, "key", "revoke", revoked.ID, "--db", dbPath)
 	is.NoErr(err)
-	time.Sleep(2 * time.Second) // the first key's expiry passes
+	time.Sleep(time.Until(expiry) + 500*time.Millisecond) // the first key's expiry passes
 
 	out, err := runCLI(t, getenv, "key", "list", "--org", org.ID, "--db", dbPath)
 	is.NoErr(err)
