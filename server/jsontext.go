@@ -139,14 +139,7 @@ func checkText(s string, raw []byte, param string) *domain.Error {
 	if !utf8.Valid(raw) || (strings.ContainsRune(s, utf8.RuneError) && !bytes.Contains(raw, []byte("\uFFFD")) && !bytes.Contains(bytes.ToLower(raw), []byte(`\ufffd`))) {
 		return domain.Invalid(param, "%s is not valid UTF-8 text.", name)
 	}
-	switch r, bad := domain.ForbiddenTextRune(s); {
-	case !bad:
-		return nil
-	case r == 0:
-		return domain.Invalid(param, "%s must not contain the NUL character.", name)
-	default:
-		return domain.Invalid(param, "%s must not contain bidirectional control characters (U+%04X).", name, r)
-	}
+	return domain.ForbiddenTextError(param, name, s)
 }
 
 // plainJSONText reports, without allocating, whether body certainly passes checkJSONText: one

@@ -154,14 +154,10 @@ func ValidateTextRunes(param, v string) error {
 	if !utf8.ValidString(v) {
 		return Invalid(param, "%s is not valid UTF-8 text.", param)
 	}
-	switch r, bad := ForbiddenTextRune(v); {
-	case !bad:
-		return nil
-	case r == 0:
-		return Invalid(param, "%s must not contain the NUL character.", param)
-	default:
-		return Invalid(param, "%s must not contain bidirectional control characters (U+%04X).", param, r)
+	if e := ForbiddenTextError(param, param, v); e != nil {
+		return e
 	}
+	return nil
 }
 
 // MaxPhoneLen is the longest phone number a buyer may type (characters).

@@ -12,3 +12,16 @@ func ForbiddenTextRune(s string) (rune, bool) {
 	}
 	return 0, false
 }
+
+// ForbiddenTextError is the 400 naming param for text s that holds a character of
+// ForbiddenTextRune (name is how the message calls it), or nil.
+func ForbiddenTextError(param, name, s string) *Error {
+	switch r, bad := ForbiddenTextRune(s); {
+	case !bad:
+		return nil
+	case r == 0:
+		return Invalid(param, "%s must not contain the NUL character.", name)
+	default:
+		return Invalid(param, "%s must not contain bidirectional control characters (U+%04X).", name, r)
+	}
+}

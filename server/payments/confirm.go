@@ -435,7 +435,7 @@ func (s *Service) buyer(tx *db.Tx, sc domain.Scope, pi *domain.PaymentIntent, p 
 			return b, err
 		}
 	}
-	if err := text(&b.Phone, p.CustomerPhone, "customer_phone", 32); err != nil {
+	if err := text(&b.Phone, p.CustomerPhone, "customer_phone", domain.MaxPhoneLen); err != nil {
 		return b, err
 	}
 	if p.CustomerDocument != nil && strings.TrimSpace(*p.CustomerDocument) != "" {
@@ -474,7 +474,7 @@ func (s *Service) buyer(tx *db.Tx, sc domain.Scope, pi *domain.PaymentIntent, p 
 		City: b.Address.City, State: b.Address.State, PostalCode: b.Address.PostalCode, Country: b.Address.Country}
 	if param, err := ba.Validate(); err != nil {
 		if errors.Is(err, document.ErrAddressRequired) {
-			return b, &domain.Error{Status: http.StatusBadRequest, Type: domain.TypeInvalidRequest, Code: domain.CodeParameterMissing, Param: param, Message: err.Error() + "."}
+			return b, domain.Missing(param)
 		}
 		return b, domain.Invalid(param, "%s.", err.Error())
 	}
